@@ -1,0 +1,3 @@
+from contribkit.cli import main
+
+raise SystemExit(main())

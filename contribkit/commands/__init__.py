@@ -1,0 +1,1 @@
+"""Click commands: thin shells that parse options, call the core and print the result."""

@@ -1,0 +1,51 @@
+"""The error contract: exit codes and the one-line error form (see DESIGN.md).
+
+Every expected failure raises a :class:`ContribkitError`; ``cli.main`` prints it as
+``contribkit: error: <what>`` plus at most one ``hint:`` line and exits with its code.
+"""
+
+from __future__ import annotations
+
+import sys
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    FAILED = 1  # a check failed, a gate refused
+    USAGE = 2  # bad usage or bad input
+    AUTH = 4  # authentication needed (as gh does)
+    INTERRUPTED = 130
+
+
+class ContribkitError(Exception):
+    """An expected failure with a one-line message and an optional hint."""
+
+    exit_code: int = ExitCode.USAGE
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+class BadInput(ContribkitError):
+    exit_code = ExitCode.USAGE
+
+
+class CheckFailed(ContribkitError):
+    exit_code = ExitCode.FAILED
+
+
+class AuthRequired(ContribkitError):
+    exit_code = ExitCode.AUTH
+
+
+def print_error(message: str, hint: str | None = None) -> None:
+    print(f"contribkit: error: {message}", file=sys.stderr)
+    if hint:
+        print(f"hint: {hint}", file=sys.stderr)
+
+
+def warn(message: str) -> None:
+    print(f"contribkit: warning: {message}", file=sys.stderr)

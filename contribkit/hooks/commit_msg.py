@@ -1,0 +1,389 @@
+"""contribkit-commit-msg: check a commit message against PyTorch's conventions (commit-msg stage).
+
+Checks the title (length, trailing period, whitespace, WIP, imperative mood, style), the blank
+second line, body line length (URLs, code and trailers exempt), and that a branch named after an
+issue references it. Comment lines (core.commentChar) and everything below the `git commit -v`
+scissors line are ignored. Merge, fixup, squash, amend and revert commits are skipped unless
+--strict. An empty message passes: git aborts that commit itself.
+
+Example: contribkit-commit-msg .git/COMMIT_EDITMSG
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from collections.abc import Callable, Sequence
+from types import SimpleNamespace
+
+from contribkit import gitcmd
+from contribkit.errors import BadInput
+from contribkit.hooks._common import (
+    Findings,
+    HookContext,
+    HookSpec,
+    Option,
+    issue_from_branch,
+    quote,
+    run_hook,
+)
+from contribkit.rules import RULES, Violation
+
+HOOK_ID = "contribkit-commit-msg"
+TITLE_STYLES = ("pytorch", "conventional", "none")
+SCISSORS = "------------------------ >8 ------------------------"
+COMMENT_CHARS = frozenset("#;@!$%^&|:")  # what core.commentChar=auto picks from
+
+# Commits that tools write, skipped unless --strict (the top request to every commit linter).
+SKIP_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "merge",
+        re.compile(
+            r"^Merge (branch|remote-tracking branch|tag|commit|pull request|[0-9a-f]{7,40} into) "
+        ),
+    ),
+    ("fixup", re.compile(r"^fixup! ")),
+    ("squash", re.compile(r"^squash! ")),
+    ("amend", re.compile(r"^amend! ")),
+    ("revert", re.compile(r'^(Revert|Reapply) "')),
+)
+
+_PYTORCH_PREFIX = re.compile(r"^(?:\[[^\[\]\s][^\[\]]*\])+")
+_CONVENTIONAL = re.compile(
+    r"^(?P<type>[A-Za-z]+)(?:\((?P<scope>[^()\s][^()]*)\))?!?: (?P<rest>\S.*)$"
+)
+_WIP = re.compile(r"(^|[\s\[(:])wip($|[\s\]):!])", re.I)
+_TRAILER = re.compile(r"^[A-Za-z][A-Za-z0-9-]*(?: [A-Za-z][A-Za-z0-9-]*)?: \S")
+_PROMPT_LINE = " Please enter the commit message for your changes."
+
+# Verbs whose past tense or third person opens non-imperative titles ("Fixed …", "Adds …").
+_VERB_WORDS = """
+    add adjust align allow annotate apply avoid begin break bring build bump cache call change
+    check clarify clean clear compile configure convert copy correct create decompose default
+    define delete deprecate detect disable dispatch do document drop emit enable enforce ensure
+    expand expose extend extract find fix flatten forward fuse generate get give guard handle hide
+    ignore implement import improve include increase infer initialize inline install introduce
+    invoke keep land lead limit load log lower make mark merge migrate move normalize optimize
+    override parse pass patch pin port preserve prevent print process propagate prune raise
+    refactor register reland remove rename reorder replace report require reset resolve restore
+    restrict return reuse revert rewrite run save share show simplify skip sort specialize speed
+    split store support suppress switch sync take test throw trace track treat tweak unify update
+    upgrade use validate vectorize warn wrap write
+"""
+_VERBS = frozenset(_VERB_WORDS.split())
+_IRREGULAR = {
+    "made": "make", "built": "build", "ran": "run", "wrote": "write", "rewrote": "rewrite",
+    "did": "do", "got": "get", "kept": "keep", "broke": "break", "brought": "bring",
+    "took": "take", "threw": "throw", "found": "find", "gave": "give", "began": "begin",
+    "sped": "speed", "moved": "move", "led": "lead",
+}  # fmt: skip
+
+
+def imperative_of(word: str) -> str | None:
+    """The imperative for a past-tense or third-person verb (``Fixed`` -> ``Fix``), else None."""
+    w = word.lower()
+    if not w.isalpha() or w in _VERBS:
+        return None
+    candidates = []
+    if w in _IRREGULAR:
+        candidates.append(_IRREGULAR[w])
+    if w.endswith("ied") or w.endswith("ies"):
+        candidates.append(w[:-3] + "y")
+    if w.endswith("ed"):
+        candidates += [w[:-2], w[:-1], w[:-3]]  # added, used, stopped
+    if w.endswith("s"):
+        candidates += [w[:-1], w[:-2]]  # adds, fixes
+    for base in candidates:
+        if base in _VERBS:
+            return base.capitalize() if word[0].isupper() else base
+    return None
+
+
+def skip_kind(title: str) -> str | None:
+    for kind, pattern in SKIP_KINDS:
+        if pattern.match(title):
+            return kind
+    return None
+
+
+def comment_prefix(text: str, ask_git: Callable[[], str | None]) -> str:
+    """The comment string git strips from this message.
+
+    git's own prompt and scissors lines name it (this also covers ``core.commentChar=auto``);
+    otherwise git config is asked, but only when a line starts with a character that serves as
+    one (git's ``auto`` candidates), so "[area] Title" alone costs no git call.
+    """
+    lines = text.splitlines()
+    for line in lines:
+        if line.endswith(" " + SCISSORS) or _PROMPT_LINE in line:
+            return line.split(" ", 1)[0] or "#"
+    if any(line[:1] in COMMENT_CHARS for line in lines if line):
+        configured = ask_git()
+        if configured and configured != "auto":
+            return configured
+    return "#"
+
+
+def clean_message(text: str, comment: str = "#") -> list[str]:
+    """The message as git will commit it: no comments, nothing below the scissors, no outer blanks."""
+    lines: list[str] = []
+    for line in text.splitlines():
+        if line == f"{comment} {SCISSORS}":
+            break
+        if not line.startswith(comment):
+            lines.append(line)
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return lines
+
+
+def _codec(encoding: str) -> str:
+    try:
+        return codecs.lookup(encoding).name
+    except LookupError:  # git would not know it either: read it as UTF-8
+        return "utf-8"
+
+
+def decode_message(raw: bytes, encoding: str | None = None) -> tuple[str, Violation | None]:
+    """Decode the message; a message that is not in git's commit encoding is a violation."""
+    codec = _codec(encoding) if encoding else "utf-8"
+    try:
+        return raw.decode(codec), None
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        bad = raw[exc.start : exc.start + 1].hex()
+        violation = Violation(
+            RULES["CK110"], f"byte 0x{bad} at offset {exc.start} is not {codec}", line=line
+        )
+        return raw.decode(codec, errors="replace"), violation
+
+
+def title_parts(title: str) -> tuple[list[str], str | None, str]:
+    """A title's areas, conventional type (as written) and summary: ``[a, b][c] Fix x`` ->
+    (["a", "b", "c"], None, "Fix x"); ``fix(nn): x`` -> (["nn"], "fix", "x"); a plain title ->
+    ([], None, title)."""
+    title = title.strip()
+    m = _PYTORCH_PREFIX.match(title)
+    if m:
+        groups = re.findall(r"\[([^\[\]]+)\]", m.group(0))
+        areas = [a.strip() for group in groups for a in group.split(",") if a.strip()]
+        return areas, None, title[m.end() :].strip()
+    m = _CONVENTIONAL.match(title)
+    if m:
+        scope = m.group("scope")
+        return ([scope.strip()] if scope else []), m.group("type"), m.group("rest").strip()
+    return [], None, title
+
+
+def _summary_and_style(title: str, style: str, types: Sequence[str]) -> tuple[str, list[Violation]]:
+    """The title's summary (after any area prefix or type) and style violations."""
+    rule = RULES["CK106"]
+    if style == "pytorch":
+        m = _PYTORCH_PREFIX.match(title)
+        if m:
+            rest = title[m.end() :]
+            if not rest.startswith(" ") or not rest.strip():
+                return rest.strip(), [
+                    Violation(
+                        rule,
+                        f"put a space and a summary after the area prefix {quote(title)}",
+                        line=1,
+                        hint='write "[area] Summary", e.g. "[inductor] Fix …"',
+                    )
+                ]
+            return rest.strip(), []
+        if title.startswith("["):
+            return title, [
+                Violation(
+                    rule,
+                    f"malformed area prefix {quote(title)}",
+                    line=1,
+                    hint='write "[area] Summary" (the prefix is optional)',
+                )
+            ]
+        return title, []
+    if style == "conventional":
+        m = _CONVENTIONAL.match(title)
+        if not m:
+            return title, [
+                Violation(
+                    rule,
+                    f"title is not 'type(scope): summary' {quote(title)}",
+                    line=1,
+                    hint=f"start with one of: {', '.join(types)}; e.g. 'fix(nn): …'",
+                )
+            ]
+        if m.group("type") not in types:
+            return m.group("rest"), [
+                Violation(
+                    rule,
+                    f"type '{m.group('type')}' is not one of {', '.join(types)}",
+                    line=1,
+                    hint="use a listed type, or extend hooks.conventional_types",
+                )
+            ]
+        return m.group("rest"), []
+    return title, []
+
+
+def _exempt_body_lines(lines: Sequence[str]) -> set[int]:
+    """Indexes of body lines that may be long: code, URLs, single tokens and trailers."""
+    exempt: set[int] = set()
+    fenced = False
+    for i, line in enumerate(lines):
+        stripped = line.strip()
+        if stripped.startswith("```"):
+            fenced = not fenced
+            exempt.add(i)
+        elif (
+            fenced
+            or line.startswith(("    ", "\t", "$ ", ">>> "))
+            or "://" in line
+            or " " not in stripped
+        ):
+            exempt.add(i)
+    last_paragraph = len(lines)
+    while last_paragraph > 0 and lines[last_paragraph - 1].strip():
+        last_paragraph -= 1
+    exempt.update(i for i in range(last_paragraph, len(lines)) if _TRAILER.match(lines[i]))
+    return exempt
+
+
+def references_issue(message: str, issue: str) -> bool:
+    return bool(re.search(rf"(?<![\w/])#{issue}\b|/issues/{issue}\b", message))
+
+
+def check_message(
+    lines: Sequence[str],
+    *,
+    title_max_length: int = 72,
+    body_max_length: int = 80,
+    title_style: str = "pytorch",
+    conventional_types: Sequence[str] = (),
+    allow_wip: bool = False,
+    issue: str | None = None,
+    strict: bool = False,
+) -> list[Violation]:
+    """Violations in a cleaned commit message (see :func:`clean_message`); pure, no git."""
+    if not lines:
+        return []
+    title = lines[0]
+    if skip_kind(title) and not strict:
+        return []
+    found: list[Violation] = []
+    shown = quote(title, limit=100)
+    if len(title) > title_max_length:
+        found.append(
+            Violation(
+                RULES["CK101"],
+                f"title is {len(title)} characters, limit {title_max_length} {shown}",
+                line=1,
+            )
+        )
+    if title.rstrip().endswith("."):
+        found.append(
+            Violation(RULES["CK102"], f"title ends with a period {quote(title, tail=True)}", line=1)
+        )
+    if title != title.strip():
+        where = "leading" if title[:1].isspace() else "trailing"
+        found.append(Violation(RULES["CK103"], f"title has {where} whitespace {shown}", line=1))
+    if not allow_wip and _WIP.search(title):
+        found.append(Violation(RULES["CK104"], f"title marks work in progress {shown}", line=1))
+    summary, style_violations = _summary_and_style(title.strip(), title_style, conventional_types)
+    found += style_violations
+    first_word = summary.split(" ", 1)[0].strip(":,;") if summary else ""
+    better = imperative_of(first_word) if first_word else None
+    if better:
+        found.append(
+            Violation(
+                RULES["CK105"],
+                f'"{first_word}" is not imperative {shown}',
+                line=1,
+                hint=f'write "{better} …" (what the commit does, as a command)',
+            )
+        )
+    if len(lines) > 1 and lines[1].strip():
+        found.append(Violation(RULES["CK107"], f"line 2 is not blank {quote(lines[1])}", line=2))
+    body = list(lines[1:])
+    exempt = _exempt_body_lines(body)
+    for i, line in enumerate(body):
+        if len(line) > body_max_length and i not in exempt:
+            found.append(
+                Violation(
+                    RULES["CK108"],
+                    f"line is {len(line)} characters, limit {body_max_length} {quote(line)}",
+                    line=i + 2,
+                )
+            )
+    if issue and not references_issue("\n".join(lines), issue):
+        found.append(
+            Violation(
+                RULES["CK109"],
+                f"the branch names issue #{issue}, but the message does not reference it",
+                line=1,
+                hint=f"add 'Fixes #{issue}' to the body (or '#{issue}' if it only relates)",
+            )
+        )
+    return found
+
+
+def _git_config(root: str | None, pattern: str) -> str | None:
+    """The last value of the git config keys matching ``pattern`` (a regex), or None."""
+    out = gitcmd.git("config", "--get-regexp", pattern, cwd=root, check=False)
+    values = [line.partition(" ")[2] for line in out.splitlines()]
+    return values[-1] if values else None
+
+
+def check(args: SimpleNamespace, ctx: HookContext) -> Findings:
+    style = ctx.get_str("title_style")
+    if style not in TITLE_STYLES:
+        raise BadInput(
+            f"hooks.title_style is '{style}'", hint=f"use one of: {', '.join(TITLE_STYLES)}"
+        )
+    try:
+        with open(args.filename, "rb") as fh:
+            raw = fh.read()
+    except OSError as exc:
+        raise BadInput(f"cannot read {args.filename}: {exc.strerror}") from exc
+    text, encoding_violation = decode_message(raw)
+    if encoding_violation:  # git may be set up for another encoding
+        encoding = _git_config(ctx.root, r"^i18n\.commitencoding$")
+        if encoding:
+            text, encoding_violation = decode_message(raw, encoding)
+    comment = comment_prefix(text, lambda: _git_config(ctx.root, r"^core\.comment(char|string)$"))
+    lines = clean_message(text, comment)
+    if lines and skip_kind(lines[0]) and not args.strict:
+        return Findings()
+    violations = check_message(
+        lines,
+        title_max_length=ctx.get_int("title_max_length"),
+        body_max_length=ctx.get_int("body_max_length"),
+        title_style=style,
+        conventional_types=ctx.get_list("conventional_types"),
+        allow_wip=bool(ctx.get("allow_wip")),
+        issue=issue_from_branch(ctx.branch),
+        strict=args.strict,
+    )
+    if encoding_violation:
+        violations.insert(0, encoding_violation)
+    return Findings(violations, recovery=f"git commit --edit --file={args.filename}")
+
+
+SPEC = HookSpec(
+    HOOK_ID,
+    __doc__,
+    "CK1",
+    [Option("--strict", "also check merge, fixup, squash, amend and revert commits", "flag")],
+    files="one",
+    files_help="the commit message file git passes to the hook",
+)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_hook(SPEC, check, argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,121 @@
+"""contribkit-no-scratch-files: no debugging scratch and no oversized files in a commit (pre-commit).
+
+Refuses repros/ (the repros_dir setting), .contribkit/, .contribkit.toml, debug_issue.sh,
+torch_compile_debug/, tl_out/, minifier_launcher.py, *.log files, any path matching
+hooks.scratch_patterns, and files larger than hooks.max_file_kb. `contribkit init` also puts the
+scratch paths in .git/info/exclude, so `git add -A` skips them; this hook catches `git add -f`.
+
+Example: contribkit-no-scratch-files repros/issue-123/repro.py
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from types import SimpleNamespace
+
+from contribkit.gitcmd import SCRATCH_EXCLUDES
+from contribkit.hooks._common import Findings, HookContext, HookSpec, run_hook
+from contribkit.rules import RULES, Violation
+
+HOOK_ID = "contribkit-no-scratch-files"
+DEBUG_LOGS = ("*.log",)
+
+
+def _glob(text: str) -> str:
+    """A regular expression for a glob: ``*`` and ``?`` stay within a path component."""
+    out = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if text.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        if ch == "*":
+            out.append("[^/]*")
+        elif ch == "?":
+            out.append("[^/]")
+        elif ch == "[" and "]" in text[i + 2 :]:
+            end = text.index("]", i + 2)
+            members = text[i + 1 : end].replace("\\", "\\\\")
+            out.append("[" + ("^" + members[1:] if members.startswith("!") else members) + "]")
+            i = end
+        else:
+            out.append(re.escape(ch))
+        i += 1
+    return "".join(out)
+
+
+def ignore_regex(pattern: str) -> re.Pattern[str]:
+    """A gitignore-style pattern as a regular expression over repo-relative paths.
+
+    ``/x/`` is the folder x at the top, ``x/`` a folder x anywhere, ``/x`` the top-level path x,
+    a pattern without a slash (``x``, ``*.log``) any path component, and a slash in the middle
+    (``notes/*``) anchors it at the top. A folder matches everything under it.
+    """
+    core = pattern.strip("/")
+    anchored = pattern.startswith("/") or "/" in core
+    body = _glob(core) + ("/" if pattern.endswith("/") else "(?:/|$)")
+    return re.compile(("^" if anchored else "(?:^|/)") + body)
+
+
+def matches_ignore_pattern(path: str, pattern: str) -> bool:
+    return bool(ignore_regex(pattern).search(path))
+
+
+def scratch_patterns(repros_dir: str, extra: Sequence[str]) -> list[str]:
+    repros = "/" + repros_dir.strip("/") + "/"
+    return list(dict.fromkeys((*SCRATCH_EXCLUDES, repros, *DEBUG_LOGS, *extra)))
+
+
+def check_paths(paths: Sequence[str], patterns: Sequence[str], max_kb: int) -> list[Violation]:
+    """Violations for staged paths (repo-relative); reads only their sizes."""
+    compiled = [(pattern, ignore_regex(pattern)) for pattern in patterns]
+    found = []
+    for path in paths:
+        normal = path.replace(os.sep, "/").removeprefix("./")
+        pattern = next((p for p, regex in compiled if regex.search(normal)), None)
+        if pattern:
+            found.append(
+                Violation(
+                    RULES["CK401"],
+                    f"scratch output (matches {pattern})",
+                    path=path,
+                    hint=f"unstage it: git restore --staged {path}",
+                )
+            )
+            continue
+        try:
+            size = os.stat(path).st_size
+        except OSError:
+            continue
+        if size > max_kb * 1024:
+            found.append(
+                Violation(
+                    RULES["CK402"],
+                    f"file is {size // 1024} KiB, limit {max_kb} KiB",
+                    path=path,
+                )
+            )
+    return found
+
+
+def check(args: SimpleNamespace, ctx: HookContext) -> Findings:
+    patterns = scratch_patterns(
+        str(ctx.settings.get("repros_dir")), ctx.get_list("scratch_patterns")
+    )
+    violations = check_paths(args.files, patterns, ctx.get_int("max_file_kb"))
+    return Findings(violations, recovery="git restore --staged <path>, then commit again")
+
+
+SPEC = HookSpec(HOOK_ID, __doc__, "CK4", files="many", files_help="staged files to check")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_hook(SPEC, check, argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,169 @@
+"""Child processes: the one place that starts user code, probes and tools.
+
+Every child gets a scrubbed environment (no tokens or secrets), a closed stdin and its own
+process group, which is killed whole on timeout or Ctrl-C so that no orphan survives.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import io
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+# Documented in the README ("Safety"); extend with the `scrub_env` setting.
+SECRET_PATTERNS: tuple[str, ...] = (
+    "GH_TOKEN",
+    "GITHUB_TOKEN",
+    "GH_ENTERPRISE_TOKEN",
+    "GITHUB_ENTERPRISE_TOKEN",
+    "*_TOKEN",
+    "*_SECRET*",
+    "*_PASSWORD*",
+    "*_KEY",
+    "AWS_*",
+)
+
+DEFAULT_LOG_CAP = 8 * 1024 * 1024
+_TAIL_CHARS = 256 * 1024
+
+# Children still running, so that Ctrl-C in the main thread can end those started by worker threads.
+_running: dict[int, subprocess.Popen[bytes]] = {}
+_running_lock = threading.Lock()
+
+
+def is_secret(name: str, extra_patterns: Iterable[str] = ()) -> bool:
+    upper = name.upper()
+    return any(fnmatch.fnmatchcase(upper, p.upper()) for p in (*SECRET_PATTERNS, *extra_patterns))
+
+
+def scrubbed_env(
+    base: Mapping[str, str] | None = None,
+    extra_patterns: Iterable[str] = (),
+    overrides: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """A copy of ``base`` (default ``os.environ``) without secrets, plus ``overrides``."""
+    patterns = tuple(extra_patterns)
+    env = {
+        k: v
+        for k, v in (os.environ if base is None else base).items()
+        if not is_secret(k, patterns)
+    }
+    env.update(overrides or {})
+    return env
+
+
+@dataclass
+class ChildResult:
+    returncode: int | None  # None when the child was killed for its timeout
+    output: str  # stdout and stderr interleaved (the last 256 KiB)
+    duration_s: float
+    timed_out: bool
+    log_truncated: bool = False
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    for sig, grace in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=grace)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def kill_running() -> int:
+    """Kill the process group of every child still running; return how many there were.
+
+    For callers that run children from worker threads: KeyboardInterrupt reaches only the main
+    thread, which calls this so that no leg outlives the interrupted command.
+    """
+    with _running_lock:
+        procs = list(_running.values())
+    for proc in procs:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    return len(procs)
+
+
+def run_child(
+    cmd: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    cwd: Path | str | None = None,
+    timeout: float | None = None,
+    log_path: Path | None = None,
+    log_cap: int = DEFAULT_LOG_CAP,
+) -> ChildResult:
+    """Run ``cmd`` in its own process group; capture output (and tee it to ``log_path``, capped)."""
+    start = time.monotonic()
+    proc = subprocess.Popen(
+        list(cmd),
+        cwd=cwd,
+        env=dict(env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    with _running_lock:
+        _running[proc.pid] = proc
+    chunks: list[bytes] = []
+    state = {"kept": 0, "written": 0, "truncated": False}
+    log = log_path.open("wb") if log_path else None
+
+    def pump() -> None:
+        stream = proc.stdout
+        assert isinstance(stream, io.BufferedReader)
+        for chunk in iter(lambda: stream.read1(65536), b""):
+            chunks.append(chunk)
+            state["kept"] += len(chunk)
+            while state["kept"] > _TAIL_CHARS * 2 and len(chunks) > 1:
+                state["kept"] -= len(chunks.pop(0))
+            if log is not None:
+                room = log_cap - state["written"]
+                if room > 0:
+                    log.write(chunk[:room])
+                    state["written"] += min(room, len(chunk))
+                if len(chunk) > room:
+                    state["truncated"] = True
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    timed_out = False
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        _kill_group(proc)
+    except BaseException:
+        _kill_group(proc)
+        raise
+    finally:
+        with contextlib.suppress(ProcessLookupError):  # reap what the leader left in its group
+            os.killpg(proc.pid, signal.SIGKILL)
+        with _running_lock:
+            _running.pop(proc.pid, None)
+        reader.join(timeout=5)
+        if log is not None:
+            if state["truncated"]:
+                log.write(f"\n[contribkit: log truncated at {log_cap} bytes]\n".encode())
+            log.close()
+    output = b"".join(chunks).decode("utf-8", errors="replace")[-_TAIL_CHARS:]
+    return ChildResult(
+        returncode=None if timed_out else proc.returncode,
+        output=output,
+        duration_s=time.monotonic() - start,
+        timed_out=timed_out,
+        log_truncated=bool(state["truncated"]),
+    )

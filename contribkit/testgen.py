@@ -1,0 +1,1234 @@
+"""Plan PyTorch-style device-generic tests: for an operator, a module, a repro, or a skeleton.
+
+Pure planning: the ``*_spec`` functions build one test method and what it needs, and
+:func:`plan_new_file` / :func:`plan_into` return the text of a new file, or of an existing test
+file with the method's lines inserted, plus a summary. The command writes them.
+
+torch is reached only through ``probes/test_target.py``, run in the target interpreter by
+:func:`probe_target` and cached per interpreter, torch version and request.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import difflib
+import json
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from contribkit.codefacts import Edit, analyse, apply_edits
+from contribkit.config import Settings
+from contribkit.errors import BadInput
+from contribkit.labels import owner_label
+from contribkit.pyedit import (
+    LINE_LIMIT,
+    EditError,
+    ImportSpec,
+    block_at_column_zero,
+    dedent_lines,
+    find_test_classes,
+    imports_of,
+    indent_block,
+    module_bindings,
+    parse_file,
+    plan_insertion,
+    rename,
+    render_imports,
+)
+from contribkit.render import render
+from contribkit.testrules import check_test_source, instantiated_classes
+
+# -- what gets tested --------------------------------------------------------------------
+
+# One dtype per group, first supported wins (CUDA prefers float16 in the 16-bit group).
+DTYPE_GROUPS: list[list[str]] = [
+    ["float32"],
+    ["float64"],
+    ["bfloat16", "float16"],
+    ["int64", "int32", "int16", "int8", "uint8"],
+    ["complex64", "complex128"],
+    ["bool"],
+]
+# The documented default for callables without an OpInfo and modules without a ModuleInfo
+# (PyTorch's floating_types()).
+DEFAULT_DTYPES = ["float32", "float64"]
+# Input shapes tried, in order, for a module without a ModuleInfo.
+PROBE_SHAPES = [[2, 3], [2, 3, 4], [2, 3, 4, 5], [2, 3, 4, 5, 6]]
+
+# -- where it goes -----------------------------------------------------------------------
+
+# Areas with their own test folder: test/<folder>/test_<thing>.py. Any other area is a file:
+# test/test_<area>.py.
+FOLDER_AREAS = {
+    "inductor": "test/inductor",
+    "dynamo": "test/dynamo",
+    "distributed": "test/distributed",
+    "quantization": "test/quantization",
+    "export": "test/export",
+    "functorch": "test/functorch",
+    "jit": "test/jit",
+    "onnx": "test/onnx",
+    "profiler": "test/profiler",
+    "fx": "test/fx",
+    "autograd": "test/autograd",
+    "optim": "test/optim",
+    "nn": "test/nn",
+}
+OP_NAMESPACE_AREAS = {
+    "nn.functional": "nn",
+    "linalg": "linalg",
+    "fft": "spectral_ops",
+    "sparse": "sparse",
+}
+LABEL_AREAS = [
+    ("module: inductor", "inductor"),
+    ("module: dynamo", "dynamo"),
+    ("oncall: distributed", "distributed"),
+    ("oncall: quantization", "quantization"),
+    ("oncall: export", "export"),
+    ("module: functorch", "functorch"),
+    ("oncall: jit", "jit"),
+    ("module: onnx", "onnx"),
+    ("oncall: profiler", "profiler"),
+    ("module: fx", "fx"),
+    ("module: autograd", "autograd"),
+    ("module: optimizer", "optim"),
+    ("module: nn", "nn"),
+    ("module: linear algebra", "linalg"),
+    ("module: sparse", "sparse"),
+    ("module: fft", "spectral_ops"),
+]
+# Where most tests of a folder area live: suggested with --into when it exists in the fork.
+CANONICAL_FILES = {
+    "inductor": "test/inductor/test_torchinductor.py",
+    "dynamo": "test/dynamo/test_repros.py",
+    "nn": "test/test_nn.py",
+    "autograd": "test/test_autograd.py",
+    "distributed": "test/distributed/test_c10d_common.py",
+    "export": "test/export/test_export.py",
+}
+
+DEVICE_TYPE = "torch.testing._internal.common_device_type"
+COMMON_UTILS = "torch.testing._internal.common_utils"
+DYNAMO_TEST_CASE = "torch._dynamo.test_case"
+CODE_START = "# ---- the issue's code ("
+CODE_END = "# ---- end of the issue's code ----"
+_CUDA_LITERAL = re.compile(r"^cuda(:\d+)?$")
+_MASKS = re.compile(r"<addr>|<path>|<n>")
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+# Calls a top-level print() of a check test may contain and still be dropped (no side effects).
+_VALUE_CALLS = {
+    "torch.allclose",
+    "torch.equal",
+    "torch.isclose",
+    "abs",
+    "max",
+    "min",
+    "sum",
+    "mean",
+    "item",
+    "cpu",
+    "norm",
+    "tolist",
+    "all",
+    "any",
+    "len",
+    "str",
+    "repr",
+    "float",
+    "int",
+    "type",
+    "size",
+    "dim",
+}
+
+
+@dataclass
+class MethodSpec:
+    """One test method and everything its file needs."""
+
+    source: str  # "op", "module", "repro", "skeleton"
+    name: str  # the method name
+    method: str  # its source, starting at column 0
+    imports: list[ImportSpec]
+    generic: bool  # takes `device` (a class passed to instantiate_device_type_tests)
+    dtypes: dict[str, list[str]]  # {"cpu": [...], "cuda": [...]}; empty lists when no dtype
+    only: str | None  # "cpu" or "cuda" when restricted to one device type
+    dynamo: bool  # a torch.compile test: torch._dynamo.test_case's TestCase and run_tests
+    area: str
+    area_reason: str
+    thing: str  # the file name's topic: test/<folder>/test_<thing>.py
+    notes: list[str] = field(default_factory=list)
+
+    def variants(self) -> dict[str, list[str]]:
+        """The test names instantiate_device_type_tests creates, per device type."""
+        out = {}
+        for device in ("cpu", "cuda"):
+            if self.only and self.only != device:
+                continue
+            dtypes = self.dtypes.get(device, [])
+            out[device] = (
+                [f"{self.name}_{device}_{d}" for d in dtypes]
+                if self.dtypes.get("cpu") or self.dtypes.get("cuda")
+                else [f"{self.name}_{device}"]
+            )
+        return out
+
+
+# -- names -------------------------------------------------------------------------------
+
+
+def slug(text: str, limit: int = 40) -> str:
+    """Lower-case words joined by ``_``, cut at a word boundary near ``limit`` characters."""
+    words = re.findall(r"[a-z0-9]+", text.lower())
+    out = ""
+    for word in words:
+        candidate = f"{out}_{word}" if out else word
+        if len(candidate) > limit:
+            return out or word[:limit]
+        out = candidate
+    return out
+
+
+def camel(stem: str) -> str:
+    return "".join(part[:1].upper() + part[1:] for part in re.split(r"[^A-Za-z0-9]+", stem) if part)
+
+
+def method_name(raw: str) -> str:
+    """``--name`` as a test method name: ``foo-bar`` -> ``test_foo_bar``."""
+    name = slug(raw, limit=80)
+    if not name:
+        raise BadInput(f"'{raw}' cannot name a test", hint="e.g. --name index_add_empty_index")
+    name = name if name.startswith("test_") else f"test_{name}"
+    if not _IDENTIFIER.match(name):
+        raise BadInput(f"'{raw}' cannot name a test", hint="use letters, digits and _")
+    return name
+
+
+def class_name_for(path: Path) -> str:
+    return "Test" + camel(path.stem.removeprefix("test_"))
+
+
+def area_path(area: str, thing: str) -> str:
+    folder = FOLDER_AREAS.get(area)
+    return f"{folder}/test_{thing}.py" if folder else f"test/test_{area}.py"
+
+
+def check_area(area: str) -> str:
+    value = slug(area, limit=60)
+    if not value:
+        raise BadInput(
+            f"'{area}' is not an area", hint="e.g. --area nn, --area inductor, --area linalg"
+        )
+    return value
+
+
+# -- probing the target torch -------------------------------------------------------------
+
+
+def target_request(kind: str, name: str, init: str | None = None) -> dict[str, Any]:
+    return {
+        "kind": kind,
+        "name": name,
+        "init": init,
+        "dtype_groups": DTYPE_GROUPS,
+        "default_dtypes": DEFAULT_DTYPES,
+        "shapes": PROBE_SHAPES,
+    }
+
+
+def probe_target(python: str, request: dict[str, Any], settings: Settings) -> dict[str, Any]:
+    """Ask the target interpreter about an op or module; cached per interpreter, torch build and
+    request (importing op_db takes seconds)."""
+    from contribkit.cache import JsonCache, cache_root
+    from contribkit.probe import probe_source, probe_torch, run_probe
+
+    root = cache_root(settings)
+    info = probe_torch(python, JsonCache(root, "probes"))
+    if not info.torch:
+        raise BadInput(
+            f"{python} cannot import torch ({info.error})",
+            hint="pass --python with the interpreter of your PyTorch build",
+        )
+    cache = JsonCache(root, "testgen")
+    key = json.dumps(
+        {
+            "python": os.path.realpath(python),
+            "torch": info.torch_version,
+            "git": info.git_version,
+            "request": request,
+        },
+        sort_keys=True,
+    )
+    doc = cache.get(key)
+    if doc is not None:
+        cached: dict[str, Any] = doc["result"]
+        return cached
+    result = run_probe(python, probe_source("test_target.py"), args=[json.dumps(request)])
+    if not any(k in result for k in ("error", "opdb_error", "moduledb_error")):
+        cache.put(key, {"result": result})
+    return result
+
+
+def _probe_failed(result: dict[str, Any]) -> None:
+    if "error" in result:
+        raise BadInput(
+            result["error"],
+            hint="generated tests import torch.testing._internal, which needs numpy: pip install numpy",
+        )
+
+
+# -- decorators and imports ---------------------------------------------------------------
+
+
+def _dtypes_call(decorator: str, names: list[str]) -> str:
+    """``dtypes(torch.float32, …)``, wrapped as ruff format would when long (in a class body)."""
+    one_line = f"{decorator}({', '.join(f'torch.{n}' for n in names)})"
+    if len(one_line) + 5 <= LINE_LIMIT:
+        return one_line
+    return f"{decorator}(\n    {', '.join(f'torch.{n}' for n in names)}\n)"
+
+
+def dtype_decorators(cpu: list[str], cuda: list[str]) -> tuple[list[str], str | None]:
+    """``@dtypes`` (and ``@dtypesIfCUDA`` / ``@onlyCUDA`` / ``@onlyCPU``) for chosen dtypes."""
+    if not cpu:
+        return ["onlyCUDA", _dtypes_call("dtypes", cuda)], "cuda"
+    if not cuda:
+        return ["onlyCPU", _dtypes_call("dtypes", cpu)], "cpu"
+    decorators = [_dtypes_call("dtypes", cpu)]
+    if cuda != cpu:
+        decorators.append(_dtypes_call("dtypesIfCUDA", cuda))
+    return decorators, None
+
+
+def decorator_imports(decorators: list[str]) -> list[ImportSpec]:
+    specs = []
+    for decorator in decorators:
+        name = decorator.split("(", 1)[0]
+        if name in ("dtypes", "dtypesIfCUDA", "onlyCUDA", "onlyCPU"):
+            specs.append(ImportSpec(DEVICE_TYPE, name))
+        elif name.startswith("unittest."):
+            specs.append(ImportSpec("unittest"))
+    return specs
+
+
+TORCH = ImportSpec("torch")
+MAKE_TENSOR = ImportSpec("torch.testing", "make_tensor")
+TREE_MAP = ImportSpec("torch.utils._pytree", "tree_map")
+
+
+def file_imports(dynamo: bool) -> list[ImportSpec]:
+    home = DYNAMO_TEST_CASE if dynamo else COMMON_UTILS
+    return [
+        TORCH,
+        ImportSpec(home, "TestCase"),
+        ImportSpec(home, "run_tests"),
+        ImportSpec(DEVICE_TYPE, "instantiate_device_type_tests"),
+    ]
+
+
+def left_out(failures: dict[str, str]) -> list[str]:
+    """One note per reason: the dtypes whose CPU comparison failed in the probe."""
+    by_reason: dict[str, list[str]] = {}
+    for dtype, why in failures.items():
+        by_reason.setdefault(why, []).append(dtype)
+    return [
+        f"left out {', '.join(dtypes)}: the CPU comparison fails ({why})"
+        for why, dtypes in by_reason.items()
+    ]
+
+
+def _need_generic(generic: bool, what: str) -> None:
+    if not generic:
+        raise BadInput(
+            f"a test for {what} runs per device and dtype, so it needs a device-generic class",
+            hint="pick a class passed to instantiate_device_type_tests (FILE::Class), or write a new file",
+        )
+
+
+def dtype_test(
+    source: str,
+    test: str,
+    cpu: list[str],
+    cuda: list[str],
+    imports: list[ImportSpec],
+    placement: tuple[str, str, str],
+    notes: list[str],
+    **context: Any,
+) -> MethodSpec:
+    """A device-generic test taking ``dtype``, rendered from the template's ``kind`` section.
+    ``placement`` is (area, why that area, the file name's topic)."""
+    decorators, only = dtype_decorators(cpu, cuda)
+    method = render(
+        "test_method.py.j2",
+        decorators=decorators,
+        name=test,
+        params="self, device, dtype",
+        **context,
+    )
+    area, reason, thing = placement
+    return MethodSpec(
+        source=source,
+        name=test,
+        method=method,
+        imports=[TORCH, *imports, *decorator_imports(decorators)],
+        generic=True,
+        dtypes={"cpu": cpu, "cuda": cuda},
+        only=only,
+        dynamo=False,
+        area=area,
+        area_reason=reason,
+        thing=thing,
+        notes=notes,
+    )
+
+
+# -- --op ---------------------------------------------------------------------------------
+
+
+def op_spec(result: dict[str, Any], name: str | None = None, generic: bool = True) -> MethodSpec:
+    """A test that runs the op on `device` and on CPU copies of its OpInfo sample inputs."""
+    _probe_failed(result)
+    notes = []
+    if "opdb_error" in result:
+        notes.append(f"op_db is not importable here ({result['opdb_error']}): no OpInfo used")
+    if "op" in result:
+        return _opinfo_spec(result["op"], result["query"], name, generic, notes)
+    if "function" in result:
+        return _function_spec(result["function"], name, generic, notes)
+    suggestions = result.get("suggestions") or []
+    raise BadInput(
+        f"unknown operator '{result['query']}'",
+        hint=f"did you mean: {', '.join(suggestions)}?"
+        if suggestions
+        else "use an op_db name or a torch function, e.g. index_add, linalg.svd, nn.functional.relu",
+    )
+
+
+def _opinfo_spec(
+    op: dict[str, Any], query: str, name: str | None, generic: bool, notes: list[str]
+) -> MethodSpec:
+    full = op["name"] + (f".{op['variant']}" if op["variant"] else "")
+    cpu, cuda = op["chosen"]["cpu"], op["chosen"]["cuda"]
+    if not cpu and not cuda:
+        failures = "; ".join(f"{d}: {why}" for d, why in op["cpu_failures"].items())
+        raise BadInput(
+            f"no dtype of {full} passes the CPU comparison ({failures or 'no supported dtypes'})",
+            hint="write the test from a skeleton: contribkit test --name NAME --area AREA",
+        )
+    _need_generic(generic, "an operator")
+    notes.extend(left_out(op["cpu_failures"]))
+    if op["alias"]:
+        notes.append(f"{query} is an alias of {op['name']}")
+    others = [v for v in op["variants"] if v != op["variant"]]
+    if others:
+        notes.append(
+            "other variants: "
+            + ", ".join(f"--op {op['name']}.{v}" if v else f"--op {op['name']}" for v in others)
+        )
+    if op["compare"] == "metadata":
+        notes.append(f"values are not compared across devices: {op['why_metadata']}")
+    if not cpu:
+        notes.append("CUDA only: no dtype passes on CPU")
+    thing = slug(full.replace(".", "_"), limit=60)
+    imports = [ImportSpec("torch.testing._internal.common_methods_invocations", "op_db")]
+    return dtype_test(
+        "op",
+        name or f"test_{thing}",
+        cpu,
+        cuda,
+        [*imports, *([TREE_MAP] if op["compare"] == "metadata" else [])],
+        (*_op_area(op["name"], thing), thing),
+        notes,
+        kind="op",
+        qualname=full,
+        op_name=op["name"],
+        variant=op["variant"],
+        compare=op["compare"],
+        why_metadata=op["why_metadata"] or "",
+    )
+
+
+def _function_spec(
+    fn: dict[str, Any], name: str | None, generic: bool, notes: list[str]
+) -> MethodSpec:
+    qualname = "torch." + fn["name"]
+    if not fn["chosen"]:
+        why = "; ".join(f"{d}: {w}" for d, w in fn["failures"].items())
+        raise BadInput(
+            f"{qualname} has no OpInfo, and calling it with one tensor failed ({why})",
+            hint="write the call yourself from a skeleton: contribkit test --name NAME --area AREA",
+        )
+    _need_generic(generic, "an operator")
+    notes.append(
+        f"{qualname} has no OpInfo: default dtypes ({', '.join(DEFAULT_DTYPES)}) and one (3, 4) input"
+    )
+    thing = slug(fn["name"].replace(".", "_"), limit=60)
+    return dtype_test(
+        "op",
+        name or f"test_{thing}",
+        fn["chosen"],
+        fn["chosen"],
+        [MAKE_TENSOR],
+        (*_op_area(fn["name"], thing), thing),
+        notes,
+        kind="function",
+        qualname=qualname,
+        compare=fn["compare"],
+    )
+
+
+def _op_area(op_name: str, thing: str) -> tuple[str, str]:
+    for prefix, area in sorted(OP_NAMESPACE_AREAS.items(), key=lambda kv: -len(kv[0])):
+        if op_name.startswith(prefix + "."):
+            return area, f"the operator's namespace ({prefix})"
+    return thing, "the operator's name"
+
+
+# -- --module -----------------------------------------------------------------------------
+
+
+def module_spec(
+    result: dict[str, Any], init: str | None, name: str | None = None, generic: bool = True
+) -> MethodSpec:
+    """A test that runs the module on `device` and a CPU copy of it on CPU copies of the input."""
+    _probe_failed(result)
+    query = result["query"]
+    if "module" not in result:
+        suggestions = result.get("suggestions") or []
+        what = (
+            "is not a torch.nn.Module subclass" if result.get("not_a_module") else "is not a module"
+        )
+        raise BadInput(
+            f"'{query}' {what}",
+            hint=f"did you mean: {', '.join(suggestions)}?"
+            if suggestions
+            else "e.g. --module torch.nn.Unfold",
+        )
+    info = result["module"]
+    qualname = info["name"]
+    notes = []
+    if "moduledb_error" in result:
+        notes.append(f"module_db is not importable here ({result['moduledb_error']})")
+    if "init_error" in info:
+        required = info.get("required") or []
+        example = ", ".join(f"{p}=..." for p in required) or "..."
+        raise BadInput(
+            f"{qualname} has no ModuleInfo in this torch, and {qualname}({init or ''}) fails: {info['init_error']}",
+            hint=f"pass its constructor arguments: --init '{example}'",
+        )
+    if "module_info" not in info and info.get("shape") is None:
+        tried = ", ".join(str(tuple(s)) for s in PROBE_SHAPES)
+        last = (info.get("shape_errors") or ["no error"])[-1]
+        raise BadInput(
+            f"{qualname}({init or ''}) accepts no input of shape {tried} (last error: {last})",
+            hint="write the test from a skeleton: contribkit test --name NAME --area nn",
+        )
+    chosen = info["chosen"]
+    if not chosen:
+        failures = "; ".join(f"{d}: {why}" for d, why in info["failures"].items())
+        raise BadInput(
+            f"no dtype of {qualname} passes the CPU comparison ({failures})",
+            hint="write the test from a skeleton: contribkit test --name NAME --area nn",
+        )
+    _need_generic(generic, "a module")
+    notes.extend(left_out(info["failures"]))
+    if info.get("parity_skipped"):
+        notes.append(
+            "its ModuleInfo skips test_cpu_gpu_parity: the CUDA variant may disagree with CPU"
+        )
+    thing = slug(qualname.rsplit(".", 1)[-1], limit=60)
+    area = "quantization" if qualname.startswith("torch.ao.") else "nn"
+    if "module_info" in info:
+        imports = [
+            ImportSpec("copy"),
+            TREE_MAP,
+            ImportSpec("torch.testing._internal.common_modules", "module_db"),
+        ]
+        context: dict[str, Any] = {"kind": "module_info"}
+    else:
+        notes.append(
+            (f"{qualname}({init}) as --init builds it" if init else f"{qualname} has no ModuleInfo")
+            + f": default dtypes ({', '.join(DEFAULT_DTYPES)}) and one input of shape {tuple(info['shape'])}"
+        )
+        imports = [ImportSpec("copy"), MAKE_TENSOR]
+        context = {"kind": "module", "init": init or "", "shape": str(tuple(info["shape"]))}
+    return dtype_test(
+        "module",
+        name or f"test_{thing}",
+        chosen,
+        chosen,
+        imports,
+        (area, "the module's package", thing),
+        notes,
+        qualname=qualname,
+        **context,
+    )
+
+
+def check_init(init: str) -> str:
+    """``--init`` must be call arguments (it is written into the test, and run by the probe)."""
+    try:
+        tree = ast.parse(f"f({init})", mode="eval")
+    except SyntaxError as exc:
+        raise BadInput(
+            f"--init '{init}' is not a list of call arguments ({exc.msg})",
+            hint="e.g. --init 'kernel_size=2' or --init '3, 4'",
+        ) from exc
+    if not isinstance(tree.body, ast.Call) or len(init.splitlines()) > 1:
+        raise BadInput(
+            f"--init '{init}' is not a list of call arguments", hint="e.g. --init 'kernel_size=2'"
+        )
+    return init.strip()
+
+
+def check_dotted(name: str, option: str) -> str:
+    if not _DOTTED.match(name):
+        raise BadInput(
+            f"{option} '{name}' is not a dotted Python name", hint=f"e.g. {option} index_add"
+        )
+    return name
+
+
+# -- skeleton -----------------------------------------------------------------------------
+
+SKELETON_DTYPES = ["float32", "float64"]
+
+
+def skeleton_spec(name: str, area: str, generic: bool = True) -> MethodSpec:
+    """An empty but real test: it checks that make_tensor honours `device` and `dtype`."""
+    _need_generic(generic, "a skeleton")
+    topic = name.removeprefix("test_")
+    return dtype_test(
+        "skeleton",
+        name,
+        SKELETON_DTYPES,
+        SKELETON_DTYPES,
+        [MAKE_TENSOR],
+        (area, "--area", topic),
+        [],
+        kind="skeleton",
+        summary=f"{topic.replace('_', ' ').capitalize()}: works on every device and dtype.",
+    )
+
+
+# -- --from-repro -------------------------------------------------------------------------
+
+
+@dataclass
+class ReproSource:
+    dir: Path
+    meta: dict[str, Any]
+    code: str  # the issue's code, as repro.py holds it now
+    check: str | None  # check()'s body (docstring dropped), moved to column 0
+    notes: list[str] = field(default_factory=list)
+
+
+def resolve_repro_dir(value: str, repros_root: Path) -> Path:
+    """A repro folder, a path to its repro.py or meta.json, or an issue number."""
+    if value.isdigit():
+        return repros_root / f"issue-{value}"
+    path = Path(value)
+    return path.parent if path.name in ("repro.py", "meta.json") else path
+
+
+def read_repro(folder: Path) -> ReproSource:
+    if not folder.is_dir():
+        raise BadInput(f"{folder} is not a repro folder", hint="write one with: contribkit repro N")
+    meta_path = folder / "meta.json"
+    if not meta_path.is_file():
+        raise BadInput(
+            f"{folder} has no meta.json",
+            hint="--from-repro reads the folders `contribkit repro N` writes",
+        )
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise BadInput(
+            f"{meta_path} is not valid JSON ({exc})",
+            hint="regenerate it with contribkit repro N --force",
+        ) from exc
+    if not isinstance(meta, dict) or "kind" not in meta:
+        raise BadInput(
+            f"{meta_path} is not a contribkit repro's meta.json",
+            hint="regenerate it with contribkit repro N --force",
+        )
+    script = folder / "repro.py"
+    try:
+        text = script.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise BadInput(
+            f"{script} cannot be read ({exc.strerror or exc})",
+            hint="regenerate it with contribkit repro N --force",
+        ) from exc
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as exc:
+        raise BadInput(
+            f"{script}:{exc.lineno}: syntax error: {exc.msg}", hint="fix repro.py first"
+        ) from exc
+    lines = text.splitlines(keepends=True)
+    starts = [i for i, line in enumerate(lines) if line.startswith(CODE_START)]
+    ends = [i for i, line in enumerate(lines) if line.rstrip() == CODE_END]
+    if len(starts) != 1 or len(ends) != 1 or ends[0] < starts[0]:
+        raise BadInput(
+            f"{script} has lost the markers around the issue's code",
+            hint=f"keep the lines '{CODE_START}…) ----' and '{CODE_END}' around it",
+        )
+    code = "".join(lines[starts[0] + 1 : ends[0]])
+    reason = _incomplete_reason(tree)
+    if reason:
+        raise BadInput(
+            f"{folder} is INCOMPLETE: {reason}",
+            hint=f"complete the repro first (until `contribkit run {folder}` gives a verdict other than CANNOT_RUN INCOMPLETE)",
+        )
+    check = None
+    notes = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == "check":
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                body = body[1:]
+            if not body:
+                break
+            start, end = body[0].lineno, body[-1].end_lineno or body[-1].lineno
+            check = block_at_column_zero("".join(lines[start - 1 : end]), body[0].col_offset)
+    if meta.get("incomplete") and check is not None:
+        notes.append("meta.json says INCOMPLETE, but check() in repro.py is filled in: it is used")
+    if check is None and not meta.get("signature_parts"):
+        raise BadInput(
+            f"{folder} has neither a failure signature nor a check()",
+            hint="fill in check() in repro.py so that it fails while the bug is present",
+        )
+    return ReproSource(folder, meta, code, check, notes)
+
+
+def _incomplete_reason(tree: ast.Module) -> str | None:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Repro":
+            for kw in node.keywords:
+                if kw.arg == "incomplete":
+                    try:
+                        value = ast.literal_eval(kw.value)
+                    except ValueError:
+                        return None
+                    return str(value) if value else None
+        if isinstance(node, ast.FunctionDef) and node.name == "check":
+            for stmt in node.body:
+                if isinstance(stmt, ast.Raise) and "NotImplementedError" in ast.unparse(stmt):
+                    return "check() in repro.py is not filled in yet"
+    return None
+
+
+def _line_span(node: ast.stmt) -> tuple[int, int]:
+    return node.lineno, node.end_lineno or node.lineno
+
+
+def _alone_on_lines(node: ast.stmt, body: list[ast.stmt]) -> bool:
+    start, end = _line_span(node)
+    return not any(
+        other is not node and _line_span(other)[0] <= end and _line_span(other)[1] >= start
+        for other in body
+    )
+
+
+def _delete_lines(code: str, spans: list[tuple[int, int]]) -> str:
+    drop = {n for start, end in spans for n in range(start, end + 1)}
+    return "".join(
+        line for n, line in enumerate(code.splitlines(keepends=True), start=1) if n not in drop
+    )
+
+
+def unwrap_main(code: str) -> str:
+    """Replace a top-level ``if __name__ == "__main__":`` block by its body."""
+    while True:
+        tree = ast.parse(code)
+        block = next(
+            (
+                node
+                for node in tree.body
+                if isinstance(node, ast.If)
+                and not node.orelse
+                and isinstance(node.test, ast.Compare)
+                and {ast.unparse(node.test.left), *(ast.unparse(c) for c in node.test.comparators)}
+                == {"__name__", "'__main__'"}
+            ),
+            None,
+        )
+        if block is None:
+            return code
+        first, last = block.body[0].lineno, block.end_lineno or block.body[-1].lineno
+        code = dedent_lines(code, first, last, block.body[0].col_offset - block.col_offset)
+        code = _delete_lines(code, [(block.lineno, first - 1)])
+
+
+def rewrite_cuda(code: str) -> str:
+    """For a CUDA-only test: every literal CUDA device use becomes ``DEVICE`` (then ``device``)."""
+    code = apply_edits(code, analyse(code).edits)
+    tree = ast.parse(code)
+    in_fstring = {
+        id(v) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr) for v in node.values
+    }
+    edits = [
+        Edit(
+            node.lineno,
+            node.col_offset,
+            node.end_lineno or node.lineno,
+            node.end_col_offset or node.col_offset,
+            repr(node.value),
+            "DEVICE",
+        )
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and _CUDA_LITERAL.match(node.value)
+        and id(node) not in in_fstring
+    ]
+    return apply_edits(code, edits) if edits else code
+
+
+def hoist_imports(
+    code: str, harness: dict[str, ImportSpec]
+) -> tuple[str, list[ImportSpec], list[str]]:
+    """Take the code's top-level imports out for the file's import block.
+
+    An import stays in place when it shares its lines with other statements or would rebind a
+    name the test file itself imports differently; ``from __future__`` imports are dropped.
+    """
+    tree = ast.parse(code)
+    hoisted: list[ImportSpec] = []
+    spans: list[tuple[int, int]] = []
+    notes = []
+    for node in tree.body:
+        if not isinstance(node, (ast.Import, ast.ImportFrom)) or not _alone_on_lines(
+            node, tree.body
+        ):
+            continue
+        specs = imports_of(node)
+        if any(s.group == 0 for s in specs):
+            notes.append(f"dropped `{ast.unparse(node)}` (a test file's imports are its own)")
+            spans.append(_line_span(node))
+            continue
+        if any(s.bound in harness and harness[s.bound] != s for s in specs):
+            continue
+        hoisted.extend(specs)
+        spans.append(_line_span(node))
+    return _delete_lines(code, spans), hoisted, notes
+
+
+def _call_name(node: ast.Call) -> str:
+    func = node.func
+    if isinstance(func, ast.Attribute):
+        if isinstance(func.value, ast.Name) and func.value.id == "torch":
+            return f"torch.{func.attr}"
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else ""
+
+
+def drop_value_prints(code: str) -> str:
+    """Drop top-level ``print(...)`` of values and comparisons: the test asserts instead."""
+    tree = ast.parse(code)
+    spans = [
+        _line_span(node)
+        for node in tree.body
+        if isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Call)
+        and _call_name(node.value) == "print"
+        and _alone_on_lines(node, tree.body)
+        and all(
+            _call_name(call) in _VALUE_CALLS
+            for arg in [*node.value.args, *(kw.value for kw in node.value.keywords)]
+            for call in ast.walk(arg)
+            if isinstance(call, ast.Call)
+        )
+    ]
+    return _delete_lines(code, spans)
+
+
+def eager_compiled_pairs(code: str) -> list[tuple[str, str]]:
+    """``out = opt(args)`` where ``opt = torch.compile(fn)``: compare ``out`` with ``fn(args)``."""
+    tree = ast.parse(code)
+    compiled: dict[str, str] = {}
+    pairs = []
+    for node in tree.body:
+        if not (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+        ):
+            continue
+        value, target = node.value, node.targets[0].id
+        if not isinstance(value, ast.Call):
+            continue
+        callee = ast.unparse(value.func)
+        if (
+            callee == "torch.compile"
+            and value.args
+            and isinstance(value.args[0], (ast.Name, ast.Attribute))
+        ):
+            compiled[target] = ast.unparse(value.args[0])
+        elif callee in compiled:
+            args = ast.get_source_segment(code, value) or ast.unparse(value)
+            pairs.append(
+                (
+                    target,
+                    compiled[callee]
+                    + args[len(ast.get_source_segment(code, value.func) or callee) :],
+                )
+            )
+    return pairs
+
+
+def _signature_checks(parts: dict[str, str]) -> dict[str, Any]:
+    exc_type = parts["exc_type"]
+    short = exc_type.rsplit(".", 1)[-1]
+    builtin = getattr(builtins, short, None)
+    is_builtin = (
+        exc_type == short and isinstance(builtin, type) and issubclass(builtin, BaseException)
+    )
+    pieces = [p.strip() for p in _MASKS.split(parts.get("message") or "")]
+    fragment = max(pieces, key=len) if pieces else ""
+    fragment = fragment if len(fragment) >= 8 else ""
+    matches = [*([] if is_builtin else ["same_type"]), *(["same_message"] if fragment else [])]
+    return {
+        "catch": short if is_builtin else "Exception",
+        "exc_name": "" if is_builtin else short,
+        "fragment": fragment,
+        "matches": matches,
+    }
+
+
+def repro_spec(src: ReproSource, name: str | None = None, generic: bool = True) -> MethodSpec:
+    """A regression test from a repro: the issue's code on `device`, then the repro's check, or
+    (for a crash) a failure naming the issue while the issue's error is raised."""
+    meta = src.meta
+    number = meta.get("number") if isinstance(meta.get("number"), int) else None
+    ref = (
+        (f"{meta['repo']}#{number}" if meta.get("repo") else f"#{number}")
+        if number
+        else src.dir.name
+    )
+    dynamo = bool(meta.get("uses_compile"))
+    requires_cuda = bool(meta.get("requires_cuda"))
+    code, hoisted, uses_device, notes = _test_code(src, dynamo, requires_cuda)
+    signature = meta.get("signature_parts") if src.check is None else None
+    check = indent_block(rename(src.check, "DEVICE", "device"), "    ") if src.check else None
+    if check:
+        code = drop_value_prints(code)
+    pairs = eager_compiled_pairs(code) if dynamo and signature else []
+    if signature:
+        checks = f"Fails while the code raises the issue's {signature['exc_type']}"
+        checks += "; eager and compiled results must agree." if pairs else "."
+    else:
+        comparison = meta.get("comparison") or {}
+        checks = "Fails while the repro's check fails"
+        if comparison.get("actual") and comparison.get("expected"):
+            checks += f" ({comparison['actual']} against {comparison['expected']})"
+        checks += "."
+    decorators, only, preamble, device_imports = _device_setup(generic, requires_cuda, uses_device)
+    if only == "cpu" and not uses_device:
+        notes.append("the code does not use a device: the test runs on CPU only")
+    title_slug = slug(meta.get("title") or "")
+    default_name = f"test_issue_{number}" if number else f"test_{slug(src.dir.name)}"
+    test = name or (f"{default_name}_{title_slug}" if title_slug else default_name)
+    body_indent = "        " if signature else "    "
+    method = render(
+        "test_method.py.j2",
+        kind="repro",
+        decorators=decorators,
+        name=test,
+        params="self, device" if generic else "self",
+        ref=ref,
+        title=meta.get("title") or "",
+        url=meta.get("url") or "",
+        checks=checks,
+        preamble=preamble,
+        signature=bool(signature),
+        code=indent_block(code, body_indent).rstrip("\n") or f"{body_indent}pass",
+        check=check.rstrip("\n") if check else "",
+        eager_vs_compiled=pairs,
+        fail_prefix=f"{ref} is back: the code raises the issue's error again: ",
+        **(_signature_checks(signature) if signature else {}),
+    )
+    thing = f"issue_{number}" if number else slug(src.dir.name)
+    area, reason = _repro_area(meta)
+    return MethodSpec(
+        source="repro",
+        name=test,
+        method=method,
+        imports=[TORCH, *hoisted, *device_imports, *decorator_imports(decorators)],
+        generic=generic,
+        dtypes={"cpu": [], "cuda": []},
+        only=only,
+        dynamo=dynamo,
+        area=area or thing,
+        area_reason=reason,
+        thing=thing,
+        notes=[*src.notes, *notes],
+    )
+
+
+def _test_code(
+    src: ReproSource, dynamo: bool, requires_cuda: bool
+) -> tuple[str, list[ImportSpec], bool, list[str]]:
+    """The issue's code as a test body: main block unwrapped, CUDA uses on `device` when the
+    test is CUDA-only, ``DEVICE`` renamed ``device``, imports taken out for the file's block."""
+    try:
+        code = unwrap_main(src.code)
+    except SyntaxError as exc:
+        raise BadInput(
+            f"the issue's code in {src.dir / 'repro.py'} does not parse (line {exc.lineno} of the code: {exc.msg})",
+            hint="fix it in repro.py first",
+        ) from exc
+    if requires_cuda:
+        code = rewrite_cuda(code)
+    tree = ast.parse(code)
+    uses_device = any(isinstance(n, ast.Name) and n.id == "DEVICE" for n in ast.walk(tree))
+    notes = []
+    if any(isinstance(n, ast.Global) for n in ast.walk(tree)):
+        notes.append(
+            "the code uses `global`, which inside a test method means the test file's globals: check it"
+        )
+    harness = {spec.bound: spec for spec in file_imports(dynamo)}
+    code, hoisted, hoist_notes = hoist_imports(rename(code, "DEVICE", "device"), harness)
+    return code.strip("\n") + "\n", hoisted, uses_device, [*notes, *hoist_notes]
+
+
+def _device_setup(
+    generic: bool, requires_cuda: bool, uses_device: bool
+) -> tuple[list[str], str | None, list[str], list[ImportSpec]]:
+    """Decorators, the one device type it runs on (if any), preamble lines and their imports.
+
+    A device-generic test takes `device`: @onlyCUDA when the code needs CUDA, @onlyCPU when it
+    uses no device at all. In a plain class the test sets `device` itself, and is skipped
+    without CUDA when the code needs it.
+    """
+    if generic:
+        if requires_cuda:
+            return ["onlyCUDA"], "cuda", [], []
+        return ([], None, [], []) if uses_device else (["onlyCPU"], "cpu", [], [])
+    if requires_cuda:
+        return (
+            ['unittest.skipIf(not TEST_CUDA, "requires CUDA")'],
+            "cuda",
+            ['device = "cuda"'],
+            [ImportSpec("torch.testing._internal.common_cuda", "TEST_CUDA")],
+        )
+    return [], "cpu", ['device = "cpu"'] if uses_device else [], []
+
+
+def _repro_area(meta: dict[str, Any]) -> tuple[str, str]:
+    labels = meta.get("labels") or []
+    for label, area in LABEL_AREAS:
+        if label in labels:
+            return area, f"the issue's label '{label}'"
+    if meta.get("uses_compile"):
+        backends = meta.get("compile_backends") or []
+        area = "inductor" if not backends or "inductor" in backends else "dynamo"
+        return area, f"torch.compile with backend {', '.join(backends) or 'inductor'}"
+    return "", "no area label on the issue"
+
+
+# -- files --------------------------------------------------------------------------------
+
+
+@dataclass
+class FilePlan:
+    path: Path
+    display: str  # the path as shown to the user
+    before: str | None  # None for a new file
+    after: str
+    summary: dict[str, Any]
+
+    def diff(self) -> str:
+        before = (self.before or "").splitlines(keepends=True)
+        after = self.after.splitlines(keepends=True)
+        origin = f"a/{self.display}" if self.before is not None else "/dev/null"
+        return "".join(difflib.unified_diff(before, after, origin, f"b/{self.display}"))
+
+
+def default_path(spec: MethodSpec, area: str | None) -> tuple[str, str]:
+    """Where a new file goes, and why."""
+    if area:
+        return area_path(area, spec.thing), "--area"
+    return area_path(spec.area, spec.thing), spec.area_reason
+
+
+def _rel(path: Path, root: Path | None) -> str:
+    if root is not None:
+        try:
+            return path.resolve().relative_to(root.resolve()).as_posix()
+        except ValueError:
+            pass
+    return path.as_posix()
+
+
+def convention_problems(path: str, text: str) -> list[str]:
+    """The test-file conventions (Owner(s) header, run_tests main block, instantiated generic
+    classes, no hard-coded CUDA in device-generic tests) as the hooks check them; a generated
+    file must pass. The single call site of the hooks' rule code."""
+    return [f"{v.rule.id} {v.message}" for v in check_test_source(text, path)]
+
+
+def _verify(path: str, text: str, before: str | None = None) -> None:
+    try:
+        ast.parse(text)
+    except SyntaxError as exc:  # our bug, never the user's
+        raise AssertionError(
+            f"generated {path} does not parse: line {exc.lineno}: {exc.msg}"
+        ) from exc
+    old = set(convention_problems(path, before)) if before is not None else set()
+    new = [p for p in convention_problems(path, text) if p not in old]
+    if new:
+        raise AssertionError(f"generated {path} breaks the test-file conventions: {'; '.join(new)}")
+
+
+def _summary(spec: MethodSpec, plan_path: str, cls: str, generic: bool) -> dict[str, Any]:
+    return {
+        "source": spec.source,
+        "path": plan_path,
+        "class": cls,
+        "device_generic": generic,
+        "test": spec.name,
+        "dtypes": spec.dtypes if spec.dtypes.get("cpu") or spec.dtypes.get("cuda") else None,
+        "only": spec.only,
+        "variants": spec.variants() if generic else {},
+        "dynamo": spec.dynamo,
+        "notes": spec.notes,
+        "run": f"python {plan_path} -k {spec.name}",
+    }
+
+
+def plan_new_file(
+    spec: MethodSpec, path: Path, display: str, root: Path | None, placed: str
+) -> FilePlan:
+    rel = _rel(path, root)
+    owner = owner_label(rel, root)
+    cls = class_name_for(path)
+    text = render(
+        "test_file.py.j2",
+        owner_json=json.dumps([owner.label]),
+        imports=render_imports([*file_imports(spec.dynamo), *spec.imports]),
+        class_name=cls,
+        method=indent_block(spec.method, "    ").rstrip("\n"),
+    )
+    _verify(rel, text)
+    summary = {
+        **_summary(spec, display, cls, True),
+        "action": "create",
+        "owner": owner.label,
+        "owner_source": owner.origin
+        + (f" ({owner.glob})" if owner.origin == "labeler.yml" else ""),
+        "placed_by": placed,
+    }
+    canonical = CANONICAL_FILES.get(spec.area)
+    if root is not None and canonical and (root / canonical).is_file() and canonical != rel:
+        summary["notes"] = [
+            *summary["notes"],
+            f"most {spec.area} tests live in {canonical}: add there with --into {canonical}",
+        ]
+    return FilePlan(path, display, None, text, summary)
+
+
+def _resets_dynamo(cls: ast.ClassDef, tree: ast.Module) -> bool:
+    """The class derives from dynamo's or inductor's TestCase (directly or by an imported name)."""
+    bound = module_bindings(tree)
+    for base in cls.bases:
+        text = ast.unparse(base)
+        origin = text + " " + bound.get(text.split(".")[0], "")
+        if "_dynamo" in origin or "_inductor" in origin:
+            return True
+    return False
+
+
+def split_into(value: str) -> tuple[str, str | None]:
+    """``FILE[::Class]``."""
+    file, sep, cls = value.partition("::")
+    if sep and not _IDENTIFIER.match(cls):
+        raise BadInput(f"'{cls}' is not a class name", hint="--into test/test_foo.py::TestFoo")
+    return file, cls or None
+
+
+def plan_into(
+    build: Callable[[bool], MethodSpec],
+    path: Path,
+    display: str,
+    class_name: str | None,
+    root: Path | None,
+) -> FilePlan:
+    """Insert the test built by ``build(generic)`` into a class of an existing test file."""
+    if not path.exists():
+        raise BadInput(
+            f"{display} does not exist",
+            hint="--into adds to an existing test file; a new file needs --path",
+        )
+    if path.is_dir() or path.suffix != ".py":
+        raise BadInput(
+            f"{display} is not a Python test file",
+            hint="pass a test_*.py file: --into test/test_foo.py::TestFoo",
+        )
+    try:
+        source = path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadInput(
+            f"{display} cannot be read as UTF-8 text ({exc})", hint="pass a Python test file"
+        ) from exc
+    try:
+        tree = parse_file(source, display)
+    except EditError as exc:
+        raise BadInput(str(exc), hint="fix the syntax error first; nothing was written") from exc
+    classes = find_test_classes(tree)
+    if not classes:
+        raise BadInput(
+            f"{display} is not a Python test file: it defines no TestCase class",
+            hint="pass a file with a test class, or write a new file with --path",
+        )
+    generic_names = instantiated_classes(tree)
+    names = [c.name for c in classes]
+    if class_name:
+        cls = next(
+            (c for c in tree.body if isinstance(c, ast.ClassDef) and c.name == class_name), None
+        )
+        if cls is None:
+            raise BadInput(
+                f"class {class_name} not found in {display}", hint=f"classes: {', '.join(names)}"
+            )
+    else:
+        candidates = [c for c in classes if c.name in generic_names] or classes
+        if len(candidates) > 1:
+            raise BadInput(
+                f"{display} has several test classes: {', '.join(c.name for c in candidates)}",
+                hint=f"pick one: --into {display}::{candidates[0].name}",
+            )
+        cls = candidates[0]
+    generic = cls.name in generic_names
+    spec = build(generic)
+    existing = {n.name for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    if spec.name in existing:
+        raise BadInput(
+            f"{cls.name} already has {spec.name}", hint="choose another name with --name"
+        )
+    try:
+        after, added = plan_insertion(source, display, cls, tree, spec.method, spec.imports)
+    except EditError as exc:
+        raise BadInput(
+            str(exc), hint="add the import by hand, or write a new file with --path"
+        ) from exc
+    _verify(_rel(path, root), after, before=source)
+    if spec.dynamo and not _resets_dynamo(cls, tree):
+        spec.notes.append(
+            f"a torch.compile test in {cls.name}, whose TestCase does not reset dynamo between "
+            "tests: consider a class based on torch._dynamo.test_case.TestCase"
+        )
+    summary = {
+        **_summary(spec, display, cls.name, generic),
+        "action": "insert",
+        "imports_added": [s.statement() for s in added],
+    }
+    return FilePlan(path, display, source, after, summary)

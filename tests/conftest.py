@@ -1,0 +1,132 @@
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.fakegithub import FakeGitHub
+
+FORK_FILES = {
+    # No torch/__init__.py: the folder must never shadow the real torch when code runs here.
+    "torch/_dynamo/eval_frame.py": "def optimize():\n    return None\n",
+    "torch/nn/functional.py": "def relu(x):\n    return x\n",
+    "aten/src/ATen/native/Activation.cpp": "// activation kernels\n",
+    "c10/core/Device.h": "// device\n",
+    "test/test_nn.py": '# Owner(s): ["module: nn"]\n',
+    "docs/source/index.rst": "PyTorch\n",
+    ".github/PULL_REQUEST_TEMPLATE.md": (
+        "Fixes #ISSUE_NUMBER\n\n"
+        "- [ ] I am familiar with [CONTRIBUTING.md](CONTRIBUTING.md).\n"
+        "- [ ] I ran `lintrunner -a`, and fixed all errors relevant to this change.\n"
+    ),
+    ".github/labeler.yml": (
+        '"module: dynamo":\n- torch/_dynamo/**\n'
+        '"module: nn":\n- torch/nn/**\n'
+        '"module: inductor":\n- torch/_inductor/**\n'
+    ),
+}
+
+
+def git(*args: str, cwd: Path) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reads the developer's tokens, config, cache or gh login."""
+    home = tmp_path_factory.mktemp("home")
+    for name in list(os.environ):
+        if name.startswith("CONTRIBKIT_") or name in {
+            "GH_TOKEN",
+            "GITHUB_TOKEN",
+            "GH_ENTERPRISE_TOKEN",
+            "GITHUB_ENTERPRISE_TOKEN",
+            "NO_COLOR",
+        }:
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("CONTRIBKIT_CONFIG", str(home / "config.toml"))
+    monkeypatch.setenv("CONTRIBKIT_CACHE_DIR", str(home / "cache"))
+    monkeypatch.setenv("GH_CONFIG_DIR", str(home / "gh"))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / "gitconfig"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    (home / "gitconfig").write_text(
+        "[user]\n\tname = Test Contributor\n\temail = contributor@example.com\n[init]\n\tdefaultBranch = main\n"
+    )
+
+
+@pytest.fixture
+def fake_github() -> Iterator[FakeGitHub]:
+    server = FakeGitHub().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def make_fork(root: Path) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    git("init", "-q", "-b", "main", cwd=root)
+    for rel, text in FORK_FILES.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    git("add", "-A", cwd=root)
+    git("commit", "-q", "-m", "Initial import", cwd=root)
+    git("remote", "add", "origin", "git@github.com:contributor/pytorch.git", cwd=root)
+    git("remote", "add", "upstream", "https://github.com/pytorch/pytorch.git", cwd=root)
+    return root
+
+
+@pytest.fixture
+def fork_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A real git repository shaped like a PyTorch fork; the test's cwd is its root."""
+    root = make_fork(tmp_path / "pytorch")
+    monkeypatch.chdir(root)
+    return root
+
+
+@pytest.fixture
+def run_cli(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """Run the real console entry point in a subprocess; returns CompletedProcess."""
+
+    def run(
+        *args: str,
+        cwd: Path | None = None,
+        env: dict[str, str] | None = None,
+        input: str | None = None,
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "contribkit", *args],
+            cwd=cwd,
+            env={**os.environ, **(env or {})},
+            input=input,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def shared_cache(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A probe cache shared by the session's runs: the torch probe runs once per interpreter."""
+    return str(tmp_path_factory.mktemp("probe-cache"))
+
+
+@pytest.fixture
+def ck(run_cli, fork_repo: Path, shared_cache: str):  # type: ignore[no-untyped-def]
+    """Run ``contribkit ARGS`` in the fork, with the shared probe cache."""
+
+    def call(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        return run_cli(
+            *args, cwd=fork_repo, env={"CONTRIBKIT_CACHE_DIR": shared_cache, **(env or {})}
+        )
+
+    return call

@@ -1,0 +1,141 @@
+"""AST facts about issue code, and the span-exact device rewrite."""
+
+from __future__ import annotations
+
+import ast
+
+from contribkit.codefacts import analyse, apply_edits
+
+
+def rewritten(code: str) -> str:
+    facts = analyse(code)
+    assert facts.rewritable, facts
+    return apply_edits(code, facts.edits)
+
+
+def test_cuda_everywhere_is_rewritten_keeping_comments() -> None:
+    code = (
+        "import torch\n"
+        'device = "cuda"  # the GPU\n'
+        "x = torch.randn(3, device=device)\n"
+        "y = torch.ones(3).cuda()\n"
+        "z = x.to('cuda:0') + y\n"
+        "w = torch.zeros(1, device=torch.device('cuda'))\n"
+    )
+    assert rewritten(code) == (
+        "import torch\n"
+        "device = DEVICE  # the GPU\n"
+        "x = torch.randn(3, device=device)\n"
+        "y = torch.ones(3).to(DEVICE)\n"
+        "z = x.to(DEVICE) + y\n"
+        "w = torch.zeros(1, device=torch.device(DEVICE))\n"
+    )
+
+
+def test_nested_cuda_calls_and_unicode_columns() -> None:
+    code = 'label = "é"\nx = torch.ones(2).cuda().cuda()\n'
+    out = rewritten(code)
+    ast.parse(out)
+    assert out.startswith('label = "é"\n') and "cuda" not in out
+
+
+def test_cpu_vs_cuda_comparison_needs_cuda() -> None:
+    facts = analyse(
+        "import torch\na = torch.ones(3)\nb = a.cuda()\nprint(torch.allclose(a, b.cpu()))\n"
+    )
+    assert facts.compares_devices and facts.requires_cuda and not facts.rewritable
+    assert (
+        facts.comparison
+        and facts.comparison.actual == "a"
+        and facts.comparison.expected == "b.cpu()"
+    )
+    explicit = analyse("x = torch.ones(2, device='cpu')\ny = torch.ones(2, device='cuda')\n")
+    assert explicit.compares_devices and explicit.requires_cuda
+
+
+def test_unsafe_cuda_api_keeps_code_as_written() -> None:
+    facts = analyse("import torch\nx = torch.ones(2).cuda()\ntorch.cuda.synchronize()\n")
+    assert facts.unsafe_cuda == ["line 3: torch.cuda.synchronize()"]
+    assert facts.requires_cuda and not facts.rewritable
+    stray = analyse(
+        "import torch\nx = torch.ones(2, device='cuda')\nif x.device.type == 'cuda':\n    pass\n"
+    )
+    assert stray.unsafe_cuda and not stray.rewritable
+    safe = analyse("import torch\ntorch.cuda.manual_seed(0)\nprint(torch.cuda.is_available())\n")
+    assert not safe.needs_cuda
+
+
+def test_compile_backends_imports_and_downloads() -> None:
+    code = (
+        "import torch, numpy as np\n"
+        "import torchvision\n"
+        "from transformers import AutoModel\n"
+        "import os.path\n"
+        "m = AutoModel.from_pretrained('bert-base-uncased')\n"
+        "ds = torchvision.datasets.MNIST('.', download=True)\n"
+        "w = torch.load('weights.pt')\n"
+        "url = 'https://example.com/x.bin'\n"
+        "f = torch.compile(m, backend='aot_eager')\n"
+        "@torch.compile(mode='max-autotune')\n"
+        "def g(x):\n    return x\n"
+    )
+    facts = analyse(code)
+    assert facts.third_party == ["numpy", "torchvision", "transformers"]
+    assert facts.imports_numpy
+    assert facts.uses_compile and facts.compile_backends == ["aot_eager", "inductor"]
+    joined = " | ".join(facts.downloads)
+    for needle in ("from_pretrained", "download=True", "weights.pt", "https://example.com"):
+        assert needle in joined
+
+
+def test_comparisons_found_for_check() -> None:
+    eager_vs_compiled = analyse(
+        "import torch\ndef f(x):\n    return x.sin()\nopt = torch.compile(f)\nx = torch.ones(3)\n"
+        "expected = f(x)\nactual = opt(x)\n"
+    )
+    assert eager_vs_compiled.comparison is not None
+    assert (eager_vs_compiled.comparison.actual, eager_vs_compiled.comparison.expected) == (
+        "actual",
+        "expected",
+    )
+    diff = analyse(
+        "import torch\na = torch.ones(2)\nb = torch.ones(2)\nprint((a - b).abs().max())\n"
+    )
+    assert diff.comparison and (diff.comparison.actual, diff.comparison.expected) == ("a", "b")
+    tol = analyse("import torch\na=torch.ones(1)\nb=a\nassert torch.allclose(a, b, atol=1e-3)\n")
+    assert tol.comparison and tol.comparison.keywords == {"atol": "0.001"}
+    local = analyse(
+        "import torch\ndef t():\n    a = torch.ones(1)\n    b = a\n    return torch.equal(a, b)\n"
+    )
+    assert local.comparison is None  # check() cannot reach a function's locals
+
+
+def test_code_that_does_not_parse() -> None:
+    facts = analyse("import torch\nx = torch.ones(2.cuda()\n")
+    assert not facts.parses and facts.syntax_error_line == 2
+    assert facts.requires_cuda
+
+
+def test_printed_eager_and_compiled_results_are_compared() -> None:
+    inline = analyse(
+        "import torch\ndef func(x, y):\n    return x + y\nx = torch.zeros(2)\ny = torch.ones(2)\n"
+        "print(func(x, y))\nprint(torch.compile(func)(x, y))\n"
+    )
+    assert inline.comparison is not None
+    assert (inline.comparison.actual, inline.comparison.expected) == (
+        "torch.compile(func)(x, y)",
+        "func(x, y)",
+    )
+    named = analyse(
+        "import torch\ndef f(x):\n    return x.sin()\nopt = torch.compile(f)\nx = torch.ones(3)\n"
+        "print(f(x), opt(x))\n"
+    )
+    assert named.comparison and (named.comparison.actual, named.comparison.expected) == (
+        "opt(x)",
+        "f(x)",
+    )
+    random_inputs = analyse(
+        "import torch\ndef f(x):\n    return x\nprint(f(torch.randn(2)))\n"
+        "print(torch.compile(f)(torch.randn(2)))\n"
+    )
+    assert random_inputs.comparison is None  # fresh random inputs cannot be compared

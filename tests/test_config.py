@@ -1,0 +1,77 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from contribkit.config import ConfigError, load_settings
+from contribkit.workspace import DEFAULT_REPO, Workspace, parse_remote_url
+from tests.conftest import git
+
+
+def test_precedence_cli_over_env_over_repo_over_user(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    user = tmp_path / "user.toml"
+    user.write_text(
+        'repo = "user/one"\nbase_branch = "user-branch"\nrepros_dir = "user-repros"\nhttp_timeout = 3\n'
+    )
+    monkeypatch.setenv("CONTRIBKIT_CONFIG", str(user))
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / ".contribkit.toml").write_text('repo = "repo/two"\nbase_branch = "repo-branch"\n')
+    env = {"CONTRIBKIT_REPO": "env/three"}
+    s = load_settings({"repo": None}, root, env)
+    assert s.get("repo") == "env/three" and s.sources["repo"] == "CONTRIBKIT_REPO"
+    assert s.get("base_branch") == "repo-branch"
+    assert s.get("repros_dir") == "user-repros"
+    assert s.get("http_timeout") == 3.0
+    assert s.get("upstream_remote") == "upstream"  # default
+    s = load_settings({"repo": "cli/four"}, root, env)
+    assert s.get("repo") == "cli/four" and s.sources["repo"] == "command line"
+
+
+def test_unknown_key_warns_with_file_and_key(tmp_path: Path) -> None:
+    (tmp_path / ".contribkit.toml").write_text('reop = "typo/here"\n[run]\nfoo = 1\n')
+    s = load_settings({}, tmp_path, {})
+    assert any(".contribkit.toml: unknown key 'reop'" in w for w in s.warnings)
+    assert any("unknown key 'run.foo'" in w for w in s.warnings)
+
+
+def test_list_from_env_and_type_errors(tmp_path: Path) -> None:
+    s = load_settings({}, None, {"CONTRIBKIT_SCRUB_ENV": "CORP_*, MY_VAR"})
+    assert s.get("scrub_env") == ["CORP_*", "MY_VAR"]
+    with pytest.raises(ConfigError, match="http_timeout"):
+        load_settings({}, None, {"CONTRIBKIT_HTTP_TIMEOUT": "never"})
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("https://github.com/pytorch/pytorch.git", ("github.com", "pytorch/pytorch")),
+        ("https://github.com/pytorch/pytorch", ("github.com", "pytorch/pytorch")),
+        ("git@github.com:alice/pytorch.git", ("github.com", "alice/pytorch")),
+        ("ssh://git@github.com/alice/pytorch.git", ("github.com", "alice/pytorch")),
+        ("https://user@ghe.corp.com:8443/team/pytorch/", ("ghe.corp.com", "team/pytorch")),
+        ("/local/path/repo.git", None),
+        ("", None),
+    ],
+)
+def test_parse_remote_url(url: str, expected: tuple[str, str] | None) -> None:
+    assert parse_remote_url(url) == expected
+
+
+def test_repo_resolution_order(fork_repo: Path) -> None:
+    assert Workspace.load().repo() == ("pytorch/pytorch", "git remote 'upstream'")
+    git("remote", "remove", "upstream", cwd=fork_repo)
+    assert Workspace.load().repo() == ("contributor/pytorch", "git remote 'origin'")
+    git("remote", "remove", "origin", cwd=fork_repo)
+    assert Workspace.load().repo() == (DEFAULT_REPO, "default")
+    assert Workspace.load(repo="me/mine").repo() == ("me/mine", "command line")
+
+
+def test_repo_config_is_kept_out_of_git(fork_repo: Path) -> None:
+    (fork_repo / ".contribkit.toml").write_text('base_branch = "main"\n')
+    Workspace.load()
+    assert "/.contribkit.toml" in (fork_repo / ".git" / "info" / "exclude").read_text()
+    assert git("status", "--porcelain", cwd=fork_repo) == ""

@@ -1,0 +1,63 @@
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from tests.conftest import git
+
+
+def test_doctor_inside_fork(run_cli, fork_repo: Path) -> None:
+    proc = run_cli("doctor", "--json", cwd=fork_repo)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    checks = {c["name"]: c for c in report["checks"]}
+    assert checks["upstream remote"]["status"] == "OK"
+    assert "pytorch/pytorch" in checks["upstream remote"]["detail"]
+    assert checks["fork remote"]["detail"] == "'origin' -> contributor/pytorch"
+    assert checks["torch"]["status"] == "OK" and "2." in checks["torch"]["detail"]
+    assert (
+        checks["git hooks"]["status"] == "WARN" and "contribkit init" in checks["git hooks"]["hint"]
+    )
+    assert checks["GitHub auth"]["status"] == "WARN"
+
+
+def test_doctor_outside_repo(run_cli, tmp_path: Path) -> None:
+    proc = run_cli("doctor", cwd=tmp_path)
+    assert proc.returncode == 0
+    assert "not inside a git repository" in proc.stdout
+    assert "failure(s)" in proc.stdout
+
+
+def test_doctor_never_prints_the_token(run_cli, fork_repo: Path) -> None:
+    proc = run_cli("doctor", "--json", cwd=fork_repo, env={"GH_TOKEN": "ghp_doctor_secret"})
+    assert "ghp_doctor_secret" not in proc.stdout + proc.stderr
+    checks = {c["name"]: c for c in json.loads(proc.stdout)["checks"]}
+    assert "GH_TOKEN" in checks["GitHub auth"]["detail"]
+
+
+def test_doctor_fails_when_lintrunner_never_initialised(
+    run_cli, fork_repo: Path, tmp_path: Path
+) -> None:
+    (fork_repo / ".lintrunner.toml").write_text("[[linter]]\ncode = 'FLAKE8'\n")
+    git("add", "-A", cwd=fork_repo)
+    git("commit", "-qm", "Add lint config", cwd=fork_repo)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "lintrunner").write_text("#!/bin/sh\nexit 0\n")
+    (bin_dir / "lintrunner").chmod(0o755)
+    env = {
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+    }
+    proc = run_cli("doctor", cwd=fork_repo, env=env)
+    assert proc.returncode == 1
+    assert "lintrunner init" in proc.stdout
+    # after an init (lintrunner saves a copy of the config), the check passes
+    saved = tmp_path / "data" / "lintrunner" / "abc123"
+    saved.mkdir(parents=True)
+    (saved / ".lintrunner.toml").write_bytes((fork_repo / ".lintrunner.toml").read_bytes())
+    proc = run_cli("doctor", "--json", cwd=fork_repo, env=env)
+    assert proc.returncode == 0
+    checks = {c["name"]: c for c in json.loads(proc.stdout)["checks"]}
+    assert checks["lintrunner"]["status"] == "OK"

@@ -1,0 +1,268 @@
+"""contribkit-commit-msg: main() on message files, in and out of a real repository."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from contribkit.hooks import commit_msg
+from contribkit.hooks.commit_msg import check_message, clean_message, imperative_of, main
+from tests.conftest import git
+
+MESSAGES = Path(__file__).parent / "fixtures" / "messages"
+
+
+@pytest.fixture(autouse=True)
+def outside_any_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Run from a folder that is no git repository unless a test makes one."""
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    return work
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out + err
+
+
+def write(tmp_path: Path, text: str | bytes) -> str:
+    path = tmp_path / "COMMIT_EDITMSG"
+    path.write_bytes(text.encode() if isinstance(text, str) else text)
+    return str(path)
+
+
+def rule_ids(output: str) -> list[str]:
+    return re.findall(r"\bCK\d{3}\b(?= )", output)
+
+
+def test_good_message_from_git_commit_verbose_passes(capsys) -> None:
+    code, out = run(capsys, str(MESSAGES / "good_verbose.txt"))
+    assert (code, out) == (0, "")
+
+
+def test_bad_message_reports_each_rule_with_line_hint_and_recovery(capsys) -> None:
+    path = str(MESSAGES / "bad_everything.txt")
+    code, out = run(capsys, path)
+    assert code == 1
+    assert rule_ids(out) == ["CK101", "CK102", "CK103", "CK105", "CK107", "CK108"]
+    lines = out.splitlines()
+    assert lines[0] == (
+        '1: CK101 title-too-long: title is 87 characters, limit 72 ("Fixed the relu gradient '
+        'for negative zero inputs in the functional API and the module.")'
+    )
+    # every violation is followed by exactly one hint
+    for i, line in enumerate(lines):
+        if re.match(r"^\d+: CK\d{3} ", line):
+            assert lines[i + 1].startswith("    hint: ")
+    assert (
+        '1: CK102 title-trailing-period: title ends with a period ("…negative zero inputs in the functional API and the module.")'
+        in out
+    )
+    assert '"Fixed" is not imperative' in out and 'write "Fix …"' in out
+    assert "3: CK108 body-line-too-long: line is 99 characters, limit 80" in out
+    assert f"To recover: git commit --edit --file={path}" in out
+    assert 'hooks.disable = ["CK101"]' in out
+
+
+@pytest.mark.parametrize("name", ["merge", "fixup", "squash", "amend", "revert"])
+def test_tool_written_commits_are_skipped_unless_strict(capsys, name: str) -> None:
+    path = str(MESSAGES / f"{name}.txt")
+    assert run(capsys, path) == (0, "")
+    code, out = run(capsys, "--strict", path)
+    assert code == 1 and rule_ids(out), out
+
+
+def test_empty_message_passes_so_that_git_aborts_the_commit_itself(capsys) -> None:
+    assert run(capsys, str(MESSAGES / "empty.txt")) == (0, "")
+    assert run(capsys, write(Path.cwd(), "")) == (0, "")
+
+
+def test_non_utf8_message_is_reported_and_still_checked(capsys) -> None:
+    code, out = run(capsys, str(MESSAGES / "latin1.txt"))
+    assert code == 1
+    assert "1: CK110 message-not-utf8: byte 0xe9 at offset 21 is not utf-8" in out
+    assert rule_ids(out) == ["CK110"]  # the rest of the message is fine
+
+
+def test_message_in_the_configured_commit_encoding_passes(
+    capsys, fork_repo: Path, tmp_path: Path
+) -> None:
+    git("config", "i18n.commitEncoding", "gbk", cwd=fork_repo)
+    assert run(capsys, str(MESSAGES / "gbk.txt")) == (0, "")
+    git("config", "--unset", "i18n.commitEncoding", cwd=fork_repo)
+    code, out = run(capsys, str(MESSAGES / "gbk.txt"))
+    assert code == 1 and rule_ids(out) == ["CK110"]
+
+
+def test_comment_char_from_git_config(capsys, fork_repo: Path) -> None:
+    text = "[nn] Fix relu\n\n; a comment line, far too long for a body line of a commit message, that git strips as a comment\n"
+    path = write(fork_repo / ".git", text)
+    code, out = run(capsys, path)
+    assert code == 1 and rule_ids(out) == ["CK108"]
+    git("config", "core.commentChar", ";", cwd=fork_repo)
+    assert run(capsys, path) == (0, "")
+
+
+def test_comment_char_and_scissors_from_gits_own_lines(capsys) -> None:
+    # core.commentChar=auto (or any char): git's prompt and scissors lines name it
+    assert run(capsys, str(MESSAGES / "semicolon_comments.txt")) == (0, "")
+
+
+def test_clean_message_drops_comments_scissors_and_outer_blank_lines() -> None:
+    text = "\n\nTitle\n# comment\n\nBody\n\n# ------------------------ >8 ------------------------\ndiff\n"
+    assert clean_message(text, "#") == ["Title", "", "Body"]
+
+
+@pytest.mark.parametrize(
+    ("word", "imperative"),
+    [
+        ("Fixed", "Fix"),
+        ("Adds", "Add"),
+        ("fixes", "fix"),
+        ("Applied", "Apply"),
+        ("Used", "Use"),
+        ("Made", "Make"),
+        ("Fix", None),
+        ("Add", None),
+        ("Speed", None),
+        ("Process", None),
+        ("Relu", None),
+        ("Bias", None),
+    ],
+)
+def test_imperative_mood(word: str, imperative: str | None) -> None:
+    assert imperative_of(word) == imperative
+
+
+@pytest.mark.parametrize(
+    ("title", "style", "expected"),
+    [
+        ("[inductor] Fix the cache key", "pytorch", []),
+        ("[dynamo][inductor] Fix the cache key", "pytorch", []),
+        ("Fix the cache key", "pytorch", []),
+        ("[inductor]Fix the cache key", "pytorch", ["CK106"]),
+        ("[inductor", "pytorch", ["CK106"]),
+        ("[] Fix it", "pytorch", ["CK106"]),
+        ("[inductor] Fixed the cache key", "pytorch", ["CK105"]),
+        ("fix(inductor): repair the cache key", "conventional", []),
+        ("feat!: drop python 3.9", "conventional", []),
+        ("Fix the cache key", "conventional", ["CK106"]),
+        ("oops(inductor): repair the cache key", "conventional", ["CK106"]),
+        ("fix: fixed the cache key", "conventional", ["CK105"]),
+        ("anything goes here", "none", []),
+    ],
+)
+def test_title_styles(title: str, style: str, expected: list[str]) -> None:
+    found = check_message([title], title_style=style, conventional_types=["feat", "fix", "docs"])
+    assert [v.rule.id for v in found] == expected
+
+
+@pytest.mark.parametrize(
+    ("title", "allow", "expected"),
+    [
+        ("WIP: relu", False, ["CK104"]),
+        ("[WIP] Fix relu", False, ["CK104"]),
+        ("Fix relu (wip)", False, ["CK104"]),
+        ("WIP: relu", True, []),
+        ("Fix the wiping of buffers", False, []),
+    ],
+)
+def test_wip(title: str, allow: bool, expected: list[str]) -> None:
+    assert [v.rule.id for v in check_message([title], allow_wip=allow)] == expected
+
+
+def test_issue_from_the_branch_must_be_referenced(capsys, fork_repo: Path) -> None:
+    git("switch", "-q", "-c", "fix/12345-relu", cwd=fork_repo)
+    code, out = run(capsys, write(fork_repo, "[nn] Fix relu\n\nA body.\n"))
+    assert code == 1 and rule_ids(out) == ["CK109"]
+    assert "the branch names issue #12345" in out and "Fixes #12345" in out
+    for body in ("Fixes #12345", "See #12345.", "https://github.com/pytorch/pytorch/issues/12345"):
+        assert run(capsys, write(fork_repo, f"[nn] Fix relu\n\n{body}\n")) == (0, "")
+    # a longer number that merely starts with the same digits is no reference
+    code, out = run(capsys, write(fork_repo, "[nn] Fix relu\n\nFixes #123456\n"))
+    assert rule_ids(out) == ["CK109"]
+
+
+@pytest.mark.parametrize(
+    ("branch", "issue"),
+    [
+        ("fix/12345-relu", "12345"),
+        ("fix/issue-12345", "12345"),
+        ("gh-12345", "12345"),
+        ("12345-relu", "12345"),
+        ("feat/relu-issue12345", "12345"),
+        ("fix/python-312-support", None),
+        ("main", None),
+    ],
+)
+def test_issue_number_in_branch_names(branch: str, issue: str | None) -> None:
+    from contribkit.hooks._common import issue_from_branch
+
+    assert issue_from_branch(branch) == issue
+
+
+def test_rules_are_tuned_and_switched_off_in_contribkit_toml(capsys, fork_repo: Path) -> None:
+    path = write(fork_repo, "Fixed a thing that is fifty characters long, or so.\n")
+    code, out = run(capsys, path)
+    assert rule_ids(out) == ["CK102", "CK105"]
+    (fork_repo / ".contribkit.toml").write_text(
+        '[hooks]\ndisable = ["title-trailing-period"]\ntitle_max_length = 40\n'
+    )
+    code, out = run(capsys, path)
+    assert code == 1 and rule_ids(out) == ["CK101", "CK105"]
+    assert "limit 40" in out
+    assert run(capsys, "--disable", "CK101,CK105", path) == (0, "")
+    assert run(capsys, "--disable=CK101", "--disable", "title-not-imperative", path) == (0, "")
+
+
+def test_bad_config_is_a_usage_error(capsys, fork_repo: Path) -> None:
+    (fork_repo / ".contribkit.toml").write_text('[hooks]\ntitle_style = "fancy"\n')
+    code, out = run(capsys, write(fork_repo, "Fix relu\n"))
+    assert code == 2
+    assert "contribkit: error: hooks.title_style is 'fancy'" in out
+    assert "hint: use one of: pytorch, conventional, none" in out
+    (fork_repo / ".contribkit.toml").write_text('[hooks]\ntitle_max_length = "long"\n')
+    code, out = run(capsys, write(fork_repo, "Fix relu\n"))
+    assert code == 2 and "'hooks.title_max_length' must be a int" in out
+
+
+def test_unknown_rule_names_warn(capsys) -> None:
+    code, out = run(capsys, "--disable", "CK999", str(MESSAGES / "good_verbose.txt"))
+    assert code == 0
+    assert "contribkit: warning: hooks.disable: no rule named 'CK999' (ignored)" in out
+
+
+def test_missing_message_file_and_bad_usage(capsys) -> None:
+    code, out = run(capsys, "no-such-file")
+    assert code == 2 and "cannot read no-such-file" in out
+    with pytest.raises(SystemExit) as exc:
+        main([])
+    assert exc.value.code == 2
+    assert "the following arguments are required: filename" in capsys.readouterr().err
+
+
+def test_help_lists_the_rules(capsys) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert "CK101 title-too-long" in out and "--strict" in out and "Example:" in out
+
+
+def test_colour_only_when_asked_or_on_a_terminal(capsys, monkeypatch) -> None:
+    path = str(MESSAGES / "bad_everything.txt")
+    assert "\033[" not in run(capsys, path)[1]  # captured output is not a TTY
+    assert "\033[1;31mCK101 title-too-long\033[0m" in run(capsys, "--color", "always", path)[1]
+    monkeypatch.setattr("sys.stdout.isatty", lambda: True)
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert "\033[" not in run(capsys, path)[1]
+
+
+def test_pure_check_is_reusable_for_pr_titles() -> None:
+    found = check_message(["Fixed relu."], title_max_length=10)
+    assert [v.rule.id for v in found] == ["CK101", "CK102", "CK105"]
+    assert commit_msg.skip_kind('Revert "x"') == "revert"

@@ -1,0 +1,204 @@
+"""The published hooks agree everywhere they are declared; their console scripts are light."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from contribkit.config import read_toml
+from contribkit.hookinstall import render_config, render_snippet
+from contribkit.hooks import HOOK_MODULES
+from contribkit.rules import RULES
+
+ROOT = Path(__file__).resolve().parent.parent
+MANIFEST = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+BY_ID = {hook["id"]: hook for hook in MANIFEST}
+# the keys that decide when a hook runs and what it receives
+BEHAVIOUR = (
+    "stages",
+    "always_run",
+    "pass_filenames",
+    "files",
+    "types",
+    "verbose",
+    "require_serial",
+)
+HEAVY = ("click", "jinja2", "github", "git", "yaml", "rich", "torch", "markdown_it", "requests")
+# What the commit-msg hook, run on every commit, must not import (each costs milliseconds).
+SLOW_STDLIB = (
+    "argparse",
+    "dataclasses",
+    "typing",
+    "tomllib",
+    "pathlib",
+    "platformdirs",
+    "subprocess",  # in the main work tree the branch is read from .git/HEAD
+)
+RULE_FAMILY = {
+    "contribkit-commit-msg": "CK1",
+    "contribkit-branch-name": "CK2",
+    "contribkit-no-debug-leftovers": "CK3",
+    "contribkit-no-scratch-files": "CK4",
+    "contribkit-test-conventions": "CK5",
+    "contribkit-tests-required": "CK6",
+    "contribkit-pr-scope": "CK7",
+    "contribkit-lintrunner": "CK8",
+}
+
+
+def script(hook_id: str) -> str:
+    return str(Path(sys.executable).parent / hook_id)
+
+
+def test_manifest_validates_with_pre_commit() -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pre_commit",
+            "validate-manifest",
+            str(ROOT / ".pre-commit-hooks.yaml"),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_manifest_scripts_and_modules_agree() -> None:
+    scripts = read_toml(ROOT / "pyproject.toml")["project"]["scripts"]
+    assert list(BY_ID) == list(HOOK_MODULES) == list(RULE_FAMILY)
+    for hook_id, module in HOOK_MODULES.items():
+        hook = BY_ID[hook_id]
+        assert hook["entry"] == hook_id and hook["language"] == "python"
+        assert hook["minimum_pre_commit_version"] == "3.2.0"
+        assert scripts[hook_id] == f"contribkit.hooks.{module}:main"
+    assert BY_ID["contribkit-commit-msg"]["stages"] == ["commit-msg"]
+    assert BY_ID["contribkit-commit-msg"]["always_run"] is True
+    for pre_push in ("contribkit-tests-required", "contribkit-pr-scope"):
+        assert BY_ID[pre_push]["stages"] == ["pre-push"]
+        assert BY_ID[pre_push]["pass_filenames"] is False
+    assert re.search(BY_ID["contribkit-test-conventions"]["files"], "test/nn/test_relu.py")
+    assert not re.search(BY_ID["contribkit-test-conventions"]["files"], "torch/nn/test_x.py")
+
+
+def test_init_config_declares_the_same_hooks(tmp_path: Path) -> None:
+    text = render_config("4.7.0", lintrunner=True)
+    config = yaml.safe_load(text)
+    (local,) = config["repos"]
+    assert local["repo"] == "local"
+    assert config["default_install_hook_types"] == ["pre-commit", "commit-msg", "pre-push"]
+    hooks = {hook["id"]: hook for hook in local["hooks"]}
+    assert list(hooks) == list(BY_ID)
+    for hook_id, hook in hooks.items():
+        assert hook["language"] == "unsupported"
+        assert hook["entry"].endswith(hook_id) or hook["entry"].endswith(HOOK_MODULES[hook_id])
+        for key in BEHAVIOUR:
+            assert hook.get(key) == BY_ID[hook_id].get(key), (hook_id, key)
+    path = tmp_path / "config.yaml"
+    path.write_text(text)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "validate-config", str(path)],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # older pre-commit calls the language "system"; lintrunner is on demand unless asked for
+    older = yaml.safe_load(render_config("3.8.0", lintrunner=False))["repos"][0]["hooks"]
+    assert {hook["language"] for hook in older} == {"system"}
+    assert older[-1]["stages"] == ["manual"]
+
+
+def test_snippet_lists_the_published_hooks() -> None:
+    snippet = yaml.safe_load("repos:\n" + render_snippet())
+    (repo,) = snippet["repos"]
+    assert repo["repo"].startswith("https://github.com/")
+    assert [hook["id"] for hook in repo["hooks"]] == list(BY_ID)[:-1]  # lintrunner opt-in
+    assert "contribkit-lintrunner" in render_snippet()
+
+
+def test_rule_catalog() -> None:
+    slugs = [rule.slug for rule in RULES.values()]
+    assert len(set(slugs)) == len(slugs)
+    for rule_id, rule in RULES.items():
+        assert re.fullmatch(r"CK[1-8]\d\d|CKP\d\d", rule_id) and rule.id == rule_id
+        assert rule.severity in ("error", "warning") and rule.hint
+    readme = (ROOT / "README.md").read_text()
+    missing = [rule_id for rule_id in RULES if rule_id not in readme]
+    assert not missing, f"README.md does not document {missing}"
+
+
+GUARD = """
+import sys
+from contribkit.hooks.{module} import main
+try:
+    code = main({argv!r})
+except SystemExit as exc:
+    code = exc.code
+modules = {{m.split(".")[0] for m in sys.modules}}
+print("HEAVY=" + ",".join(sorted(modules & set({heavy!r}))), file=sys.stderr)
+print("SLOW=" + ",".join(sorted(modules & set({slow!r}))), file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize("hook_id", list(HOOK_MODULES))
+def test_hooks_import_nothing_heavy(hook_id: str, fork_repo: Path) -> None:
+    module = HOOK_MODULES[hook_id]
+    argv = ["--help"] if module != "commit_msg" else [".git/COMMIT_EDITMSG"]
+    (fork_repo / ".git" / "COMMIT_EDITMSG").write_text("[nn] Fix relu\n\nFixes #12345\n")
+    env = {k: v for k, v in os.environ.items() if k != "CONTRIBKIT_CONFIG"}
+    env["XDG_CONFIG_HOME"] = str(fork_repo / "no-config")
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            GUARD.format(module=module, argv=argv, heavy=HEAVY, slow=SLOW_STDLIB),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=fork_repo,
+        env=env,
+    )
+    assert "HEAVY=\n" in proc.stderr, proc.stderr
+    if module == "commit_msg":  # the hook that runs on every commit stays on the lean path
+        assert "SLOW=\n" in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("hook_id", list(HOOK_MODULES))
+def test_console_scripts_have_help(hook_id: str) -> None:
+    proc = subprocess.run([script(hook_id), "--help"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(f"usage: {hook_id} ")
+    family = [r for r in RULES if r.startswith(RULE_FAMILY[hook_id])]
+    assert family and all(rule_id in proc.stdout for rule_id in family)
+    assert "Example:" in proc.stdout
+
+
+def test_console_scripts_check_and_exit(fork_repo: Path) -> None:
+    message = fork_repo / ".git" / "COMMIT_EDITMSG"
+    message.write_text("Fixed relu.\n")
+    proc = subprocess.run(
+        [script("contribkit-commit-msg"), ".git/COMMIT_EDITMSG"], capture_output=True, text=True
+    )
+    assert proc.returncode == 1
+    assert proc.stdout.startswith("1: CK102 title-trailing-period: ")
+    message.write_text("[nn] Fix relu\n")
+    proc = subprocess.run(
+        [script("contribkit-commit-msg"), ".git/COMMIT_EDITMSG"], capture_output=True, text=True
+    )
+    assert (proc.returncode, proc.stdout) == (0, "")
+    (fork_repo / "torch" / "dbg.py").write_text("breakpoint()\n")
+    proc = subprocess.run(
+        [script("contribkit-no-debug-leftovers"), "torch/dbg.py"], capture_output=True, text=True
+    )
+    assert proc.returncode == 1 and "torch/dbg.py:1: CK301 breakpoint" in proc.stdout
+    proc = subprocess.run(
+        [script("contribkit-branch-name"), "--bogus"], capture_output=True, text=True
+    )
+    assert proc.returncode == 2 and "unrecognized arguments: --bogus" in proc.stderr

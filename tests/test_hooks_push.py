@@ -1,0 +1,220 @@
+"""Branch-name, pre-push range and lintrunner hooks: main() in a real fork repository."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from contribkit.hooks import branch_name, lintrunner, pr_scope, tests_required
+from tests.conftest import git
+
+
+def run(capsys: pytest.CaptureFixture[str], main, *argv: str) -> tuple[int, str]:  # type: ignore[no-untyped-def]
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out + err
+
+
+def rule_ids(output: str) -> list[str]:
+    return re.findall(r"\bCK\d{3}\b(?= )", output)
+
+
+def commit(fork: Path, files: dict[str, str], message: str) -> None:
+    for rel, text in files.items():
+        (fork / rel).parent.mkdir(parents=True, exist_ok=True)
+        (fork / rel).write_text(text)
+    git("add", "-A", cwd=fork)
+    git("commit", "-q", "-m", message, cwd=fork)
+
+
+# --- contribkit-branch-name ---------------------------------------------------------------------
+
+
+def test_commits_on_main_are_refused(capsys, fork_repo: Path) -> None:
+    code, out = run(capsys, branch_name.main)
+    assert code == 1 and rule_ids(out) == ["CK203"]
+    assert "'main' is a protected branch" in out and "git switch -c fix/<issue>-<what>" in out
+
+
+def test_pushing_main_to_sync_a_fork_is_fine(capsys, fork_repo: Path, monkeypatch) -> None:
+    monkeypatch.setenv("PRE_COMMIT_LOCAL_BRANCH", "refs/heads/main")
+    assert run(capsys, branch_name.main) == (0, "")
+    # the pushed branch is checked, not the checked-out one
+    monkeypatch.setenv("PRE_COMMIT_LOCAL_BRANCH", "refs/heads/my-feature")
+    assert rule_ids(run(capsys, branch_name.main)[1]) == ["CK201", "CK202"]
+    monkeypatch.setenv("PRE_COMMIT_LOCAL_BRANCH", "HEAD")  # git push origin HEAD:x, detached
+    assert run(capsys, branch_name.main) == (0, "")
+
+
+@pytest.mark.parametrize(
+    ("branch", "code", "ids"),
+    [
+        ("fix/12345-relu-grad", 0, []),
+        ("docs/12345", 0, []),
+        ("fix/relu-grad", 0, ["CK202"]),  # a warning: printed, never fails
+        ("my-feature", 1, ["CK201", "CK202"]),
+        ("viable/strict", 1, ["CK203"]),
+    ],
+)
+def test_branch_names(capsys, fork_repo: Path, branch: str, code: int, ids: list[str]) -> None:
+    git("switch", "-q", "-c", branch, cwd=fork_repo)
+    got, out = run(capsys, branch_name.main)
+    assert (got, rule_ids(out)) == (code, ids)
+    if "CK202" in ids:
+        assert "CK202 branch-no-issue" in out and "1 warning" in out
+
+
+def test_branch_pattern_is_configurable(capsys, fork_repo: Path) -> None:
+    (fork_repo / ".contribkit.toml").write_text('[hooks]\nbranch_pattern = "^me/"\n')
+    assert run(capsys, branch_name.main, "--branch", "me/12345-x") == (0, "")
+    (fork_repo / ".contribkit.toml").write_text('[hooks]\nbranch_pattern = "^(me/"\n')
+    code, out = run(capsys, branch_name.main, "--branch", "me/12345-x")
+    assert code == 2 and "hooks.branch_pattern is not a valid regular expression" in out
+
+
+def test_detached_head_is_not_checked(capsys, fork_repo: Path) -> None:
+    git("checkout", "-q", "--detach", cwd=fork_repo)
+    assert run(capsys, branch_name.main) == (0, "")
+
+
+# --- contribkit-tests-required ------------------------------------------------------------------
+
+
+@pytest.fixture
+def topic_branch(fork_repo: Path) -> Path:
+    git("switch", "-q", "-c", "fix/12345-relu", cwd=fork_repo)
+    return fork_repo
+
+
+def test_source_change_without_test_is_refused(capsys, topic_branch: Path) -> None:
+    commit(
+        topic_branch, {"torch/nn/functional.py": "def relu(x):\n    return max(x, 0)\n"}, "Fix relu"
+    )
+    code, out = run(capsys, tests_required.main, "--from-ref", "main")
+    assert code == 1 and rule_ids(out) == ["CK601"]
+    assert "1 source file(s) changed (torch/nn/functional.py) but no test under test/**" in out
+    assert "contribkit test --from-repro" in out and "'Test Plan:'" in out
+
+
+@pytest.mark.parametrize(
+    ("files", "message"),
+    [
+        ({"torch/nn/functional.py": "x = 1\n", "test/test_nn.py": "# more\n"}, "Fix relu"),
+        ({"torch/nn/functional.py": "x = 1\n"}, "Fix relu\n\nTest Plan: covered by test_nn.py"),
+        ({"torch/nn/functional.py": "x = 1\n"}, "Fix relu\n\nTest-Plan: no behaviour change"),
+        ({"docs/source/index.rst": "Docs\n"}, "Fix the docs"),
+    ],
+)
+def test_accepted_changes(capsys, topic_branch: Path, files: dict[str, str], message: str) -> None:
+    commit(topic_branch, files, message)
+    assert run(capsys, tests_required.main, "--from-ref", "main") == (0, "")
+
+
+def test_range_from_pre_commit_and_from_upstream(capsys, topic_branch: Path, monkeypatch) -> None:
+    base = git("rev-parse", "HEAD", cwd=topic_branch)
+    commit(topic_branch, {"aten/src/ATen/native/Activation.cpp": "// fixed\n"}, "Fix relu kernel")
+    # no base known: the hook cannot judge, and says so
+    code, out = run(capsys, tests_required.main)
+    assert code == 0 and "no upstream base to compare with; skipped" in out
+    # the merge-base with upstream/main
+    git("update-ref", "refs/remotes/upstream/main", base, cwd=topic_branch)
+    assert rule_ids(run(capsys, tests_required.main)[1]) == ["CK601"]
+    # pre-commit's range
+    monkeypatch.setenv("PRE_COMMIT_FROM_REF", git("rev-parse", "HEAD", cwd=topic_branch))
+    monkeypatch.setenv("PRE_COMMIT_TO_REF", git("rev-parse", "HEAD", cwd=topic_branch))
+    assert run(capsys, tests_required.main) == (0, "")
+
+
+def test_source_and_test_globs_are_configurable(capsys, topic_branch: Path) -> None:
+    (topic_branch / ".contribkit.toml").write_text(
+        '[hooks]\nsource_globs = ["docs/**"]\ntest_globs = ["docs/tests/**"]\n'
+    )
+    commit(topic_branch, {"docs/source/index.rst": "Docs\n"}, "Reword the docs")
+    code, out = run(capsys, tests_required.main, "--from-ref", "main")
+    assert code == 1 and "no test under docs/tests/**" in out
+
+
+# --- contribkit-pr-scope -------------------------------------------------------------------------
+
+
+def test_pr_scope_warns_but_never_fails(capsys, topic_branch: Path) -> None:
+    commit(topic_branch, {"torch/a.py": "x = 1\n", "test/test_a.py": "y = 2\n"}, "Fix a")
+    assert run(capsys, pr_scope.main, "--from-ref", "main") == (0, "")
+    big = "\n".join(f"line {i}" for i in range(600)) + "\n"
+    commit(
+        topic_branch,
+        {"aten/a.cpp": big, "c10/a.h": "z\n", "docs/a.rst": "d\n", "tools/a.py": "t\n"},
+        "Touch everything",
+    )
+    code, out = run(capsys, pr_scope.main, "--from-ref", "main")
+    assert code == 0 and rule_ids(out) == ["CK701", "CK702"]
+    assert "touches 6 areas (aten, c10, docs, test, tools, torch), more than 4" in out
+    assert "changes 605 lines in 6 files, more than 500" in out
+    assert "2 warnings." in out
+    (topic_branch / ".contribkit.toml").write_text(
+        "[hooks]\nmax_areas = 6\nmax_changed_lines = 1000\n"
+    )
+    assert run(capsys, pr_scope.main, "--from-ref", "main") == (0, "")
+
+
+# --- contribkit-lintrunner -----------------------------------------------------------------------
+
+FAKE_LINTRUNNER = """#!/bin/sh
+# A stand-in for lintrunner: reports a problem in any file that contains BAD.
+status=0
+for f in "$@"; do
+  if grep -q BAD "$f"; then echo "  Error (FLAKE8) $f:1: BAD found"; status=1; fi
+done
+exit $status
+"""
+
+
+@pytest.fixture
+def lint_env(fork_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A PATH with git but no lintrunner, and a private lintrunner data dir."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    git_exe = shutil.which("git")
+    assert git_exe
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{Path(git_exe).parent}")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    return bin_dir
+
+
+def test_lintrunner_does_nothing_without_lintrunner_toml(capsys, lint_env: Path) -> None:
+    assert run(capsys, lintrunner.main, "torch/nn/functional.py") == (0, "")
+
+
+def test_lintrunner_missing_uninitialised_failing_and_passing(
+    capsys, fork_repo: Path, lint_env: Path, tmp_path: Path
+) -> None:
+    (fork_repo / ".lintrunner.toml").write_text("[[linter]]\ncode = 'FLAKE8'\n")
+    code, out = run(capsys, lintrunner.main, "torch/nn/functional.py")
+    assert code == 1 and rule_ids(out) == ["CK801"]
+    assert "pip install lintrunner && lintrunner init" in out
+
+    script = lint_env / "lintrunner"
+    script.write_text(FAKE_LINTRUNNER)
+    script.chmod(0o755)
+    code, out = run(capsys, lintrunner.main, "torch/nn/functional.py")
+    assert code == 1 and rule_ids(out) == ["CK802"]
+    assert "`lintrunner init` was never run" in out
+
+    saved = tmp_path / "data" / "lintrunner" / "0123abcd"
+    saved.mkdir(parents=True)
+    shutil.copy(fork_repo / ".lintrunner.toml", saved / ".lintrunner.toml")
+    assert run(capsys, lintrunner.main, "torch/nn/functional.py") == (0, "")
+
+    (fork_repo / "torch" / "bad.py").write_text("BAD = 1\n")
+    code, out = run(capsys, lintrunner.main, "torch/nn/functional.py", "torch/bad.py")
+    assert code == 1 and rule_ids(out) == ["CK803"]
+    assert "Error (FLAKE8) torch/bad.py:1: BAD found" in out  # lintrunner's own output is shown
+    assert "lintrunner -a" in out
+
+    (fork_repo / ".lintrunner.toml").write_text("[[linter]]\ncode = 'RUFF'\n")
+    code, out = run(capsys, lintrunner.main, "torch/nn/functional.py")
+    assert rule_ids(out) == ["CK802"] and "changed since `lintrunner init`" in out

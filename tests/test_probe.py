@@ -1,0 +1,65 @@
+"""The torch probe runs in the target interpreter (real CPU torch here) and is cached."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from contribkit.cache import JsonCache
+from contribkit.errors import BadInput
+from contribkit.probe import probe_torch
+
+
+def test_probe_real_torch(tmp_path: Path) -> None:
+    info = probe_torch(sys.executable, JsonCache(tmp_path, "probes"))
+    assert info.torch and info.torch_version and info.torch_version.startswith("2.")
+    assert info.git_version
+    assert info.cuda_available is False and info.device_names == []
+
+
+def _stub_python(tmp_path: Path, counter: Path) -> Path:
+    stub = tmp_path / "python"
+    stub.write_text(
+        "#!/bin/sh\n"
+        f"echo x >> {counter}\n"
+        'echo \'CONTRIBKIT_PROBE {"executable": "stub", "python_version": "3.12.0", "torch": true, '
+        '"torch_version": "2.99.0a0+gitabc", "git_version": "abc", "debug": true, "cuda_available": true, '
+        '"device_count": 1, "device_names": ["Fake GPU"]}\'\n'
+    )
+    stub.chmod(0o755)
+    return stub
+
+
+def test_probe_is_cached_per_interpreter_and_mtime(tmp_path: Path) -> None:
+    counter = tmp_path / "calls"
+    stub = _stub_python(tmp_path, counter)
+    cache = JsonCache(tmp_path / "cache", "probes")
+    first = probe_torch(str(stub), cache)
+    second = probe_torch(str(stub), cache)
+    assert first == second and first.debug and first.device_names == ["Fake GPU"]
+    assert len(counter.read_text().splitlines()) == 1
+    st = stub.stat()
+    os.utime(stub, (st.st_atime, st.st_mtime + 10))
+    probe_torch(str(stub), cache)
+    assert len(counter.read_text().splitlines()) == 2
+
+
+def test_interpreter_without_torch(tmp_path: Path) -> None:
+    venv = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    info = probe_torch(str(venv / "bin" / "python"))
+    assert not info.torch and info.error and "torch" in info.error
+
+
+def test_broken_interpreter_is_bad_input(tmp_path: Path) -> None:
+    with pytest.raises(BadInput, match="not found"):
+        probe_torch(str(tmp_path / "nope"))
+    broken = tmp_path / "broken"
+    broken.write_text("#!/bin/sh\necho 'segfault' >&2\nexit 139\n")
+    broken.chmod(0o755)
+    with pytest.raises(BadInput, match="could not probe"):
+        probe_torch(str(broken))

@@ -1,0 +1,162 @@
+"""Syntax-aware edits: re-indenting code around strings, and pure line insertion into classes."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from contribkit.pyedit import (
+    EditError,
+    ImportSpec,
+    block_at_column_zero,
+    find_test_classes,
+    indent_block,
+    insert_lines,
+    parse_file,
+    plan_insertion,
+    rename,
+    render_imports,
+)
+from tests.largefile import inserted_lines, large_file
+
+METHOD = (
+    "@dtypes(torch.float32)\n"
+    "def test_new(self, device, dtype):\n"
+    '    """A new test."""\n'
+    "    text = '''keep\n"
+    "as is'''\n"
+    "    self.assertEqual(make_tensor((1,), device=device, dtype=dtype).numel(), 1)\n"
+)
+NEEDS = [
+    ImportSpec("torch"),
+    ImportSpec("torch.testing", "make_tensor"),
+    ImportSpec("torch.testing._internal.common_device_type", "dtypes"),
+]
+
+
+def test_indent_block_keeps_string_contents_but_moves_docstrings() -> None:
+    code = 'def f():\n    """Doc\n    more."""\n    s = """a\nb"""\n    return s\n'
+    out = indent_block(code, "    ")
+    assert '    s = """a\nb"""' in out  # the string's second line is untouched
+    assert '        """Doc\n        more."""' in out  # a docstring is prose: it moves along
+    assert ast.literal_eval(out.split("s = ")[1].split("\n    ")[0]) == "a\nb"
+    assert block_at_column_zero('    x = """1\n2"""\n    y = x\n', 4) == 'x = """1\n2"""\ny = x\n'
+
+
+def test_rename_touches_names_only() -> None:
+    code = 'DEVICE_X = 1\nx = f(DEVICE, "DEVICE", obj.DEVICE)\n'
+    assert rename(code, "DEVICE", "device") == 'DEVICE_X = 1\nx = f(device, "DEVICE", obj.DEVICE)\n'
+
+
+def test_render_imports_groups_and_merges() -> None:
+    block = render_imports(
+        [
+            ImportSpec("torch"),
+            ImportSpec("copy"),
+            ImportSpec("numpy", None, "np"),
+            ImportSpec("torch.testing._internal.common_utils", "TestCase"),
+            ImportSpec("torch.testing._internal.common_utils", "run_tests"),
+            ImportSpec("torch"),
+        ]
+    )
+    assert block == (
+        "import copy\n\nimport numpy as np\n\nimport torch\n"
+        "from torch.testing._internal.common_utils import run_tests, TestCase"
+    ) or block == (
+        "import copy\n\nimport numpy as np\n\nimport torch\n"
+        "from torch.testing._internal.common_utils import TestCase, run_tests"
+    )
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(st.text(alphabet="ab \t#\r", max_size=6), max_size=8),
+    st.dictionaries(st.integers(0, 9), st.lists(st.text(alphabet="xyz", max_size=3), max_size=3)),
+)
+def test_insert_lines_only_inserts(lines: list[str], insertions: dict[int, list[str]]) -> None:
+    original = "\n".join(lines)
+    result = insert_lines(original, insertions)
+    # Remove what was inserted: the original comes back, byte for byte.
+    it = iter(result)
+    assert all(ch in it for ch in original)  # original is a subsequence of result
+    if not any(i <= len(original.splitlines()) for i in insertions if insertions[i]):
+        assert result == original
+
+
+def test_insert_into_a_large_file_changes_no_other_byte() -> None:
+    source = large_file()
+    assert len(source.splitlines()) > 3000
+    tree = parse_file(source, "test_large.py")
+    cls = next(c for c in find_test_classes(tree) if c.name == "TestGroup17")
+    result, added = plan_insertion(source, "test_large.py", cls, tree, METHOD, NEEDS)
+    assert [s.statement() for s in added] == ["from torch.testing import make_tensor"]
+    inserted = inserted_lines(source, result)
+    assert "    def test_new(self, device, dtype):\n" in inserted
+    assert "as is'''\n" in inserted  # the string line stays at column 0
+    new_tree = ast.parse(result)
+    group = next(
+        n for n in new_tree.body if isinstance(n, ast.ClassDef) and n.name == "TestGroup17"
+    )
+    assert [n.name for n in group.body if isinstance(n, ast.FunctionDef)][-1] == "test_new"
+    # the class's closing comment stays with the class, before the new method
+    lines = result.splitlines()
+    assert lines.index("    def test_new(self, device, dtype):") > lines.index(
+        "    # a comment that ends the class body", lines.index("class TestGroup17(TestCase):")
+    )
+    # the import went right after the import block
+    assert lines[
+        lines.index("from torch.testing._internal.common_utils import run_tests, TestCase") + 1
+    ] == ("from torch.testing import make_tensor")
+
+
+def test_insert_keeps_crlf_and_completes_a_missing_final_newline() -> None:
+    source = "import torch\r\n\r\nclass TestA(TestCase):\r\n    def test_a(self, device):\r\n        pass"
+    tree = parse_file(source, "t.py")
+    result, _ = plan_insertion(
+        source, "t.py", tree.body[1], tree, "def test_b(self, device):\n    pass\n", []
+    )  # type: ignore[arg-type]
+    assert result.startswith(source)
+    assert result[len(source) :] == "\r\n\r\n    def test_b(self, device):\r\n        pass\r\n"
+
+
+def test_insert_after_a_class_followed_by_code_keeps_two_blank_lines() -> None:
+    source = "class TestA:\n    def test_a(self):\n        pass\nX = 1\n"
+    tree = parse_file(source, "t.py")
+    result, _ = plan_insertion(
+        source, "t.py", tree.body[0], tree, "def test_b(self):\n    pass\n", []
+    )  # type: ignore[arg-type]
+    assert (
+        result
+        == "class TestA:\n    def test_a(self):\n        pass\n\n    def test_b(self):\n        pass\n\n\nX = 1\n"
+    )
+
+
+def test_imports_already_bound_are_not_added_and_future_imports_refused() -> None:
+    source = "try:\n    from torch.testing import make_tensor\nexcept ImportError:\n    pass\nimport torch\n\n\nclass TestA:\n    x = 1\n"
+    tree = parse_file(source, "t.py")
+    _, added = plan_insertion(
+        source, "t.py", tree.body[2], tree, "def test_b(self):\n    pass\n", NEEDS[:2]
+    )  # type: ignore[arg-type]
+    assert added == []
+    with pytest.raises(EditError, match="__future__"):
+        plan_insertion(
+            source,
+            "t.py",
+            tree.body[2],
+            tree,
+            "def test_b(self):\n    pass\n",
+            [ImportSpec("__future__", "annotations")],
+        )  # type: ignore[arg-type]
+
+
+def test_syntax_errors_and_class_discovery() -> None:
+    with pytest.raises(EditError, match=r"t\.py:2: syntax error"):
+        parse_file("x = 1\ndef (:\n", "t.py")
+    tree = ast.parse(
+        "class TestA(TestCase):\n    pass\nclass Helper:\n    pass\nclass Other(common.TestCase):\n    pass\n"
+        "instantiate_device_type_tests(TestA, globals())\n"
+    )
+    assert [c.name for c in find_test_classes(tree)] == ["TestA", "Other"]

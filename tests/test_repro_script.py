@@ -1,0 +1,265 @@
+"""Generated repro scripts, executed with real CPU torch: the verdict contract end to end."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from contribkit.render import write_outputs
+from contribkit.repro import plan_repro
+from contribkit.spec import Issue, ParsedIssue, ReporterEnv, Signature
+
+INDEX_ADD = (
+    "import torch\n"
+    "counts = torch.zeros(3, dtype=torch.long)\n"
+    "counts.index_add_(0, torch.tensor([0]), torch.tensor([1.5]))\n"
+)
+INDEX_ADD_SIG = Signature(
+    "RuntimeError",
+    "index_add_(): self (Long) and source (Float) must have the same scalar type",
+    "traceback",
+)
+
+
+def parsed(code: str, signature: Signature | None = None, **kw: object) -> ParsedIssue:
+    return ParsedIssue(
+        code=code,
+        code_source="body" if code else "",
+        blocks=[],
+        signatures=[signature] if signature else [],
+        env=kw.pop("env", None),  # type: ignore[arg-type]
+        expected=kw.pop("expected", None),
+        actual=None,
+    )  # type: ignore[arg-type]
+
+
+def generate(
+    tmp_path: Path,
+    code: str,
+    signature: Signature | None = None,
+    title: str = "A bug",
+    **kw: object,
+) -> Path:
+    issue = Issue(
+        title=title,
+        body="body",
+        number=123,
+        repo="pytorch/pytorch",
+        url="https://github.com/pytorch/pytorch/issues/123",
+    )
+    plan = plan_repro(issue, parsed(code, signature, **kw))
+    write_outputs(plan.output_files(tmp_path / "issue-123"))
+    return tmp_path / "issue-123" / "repro.py"
+
+
+def run(script: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    proc = subprocess.run(
+        [sys.executable, str(script), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=script.parent,
+        env=env,
+    )
+    last = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
+    return proc.returncode, last, proc.stderr
+
+
+pytestmark = pytest.mark.slow
+
+
+def test_crash_with_matching_signature_is_reproduced(tmp_path: Path) -> None:
+    code, last, err = run(generate(tmp_path, INDEX_ADD, INDEX_ADD_SIG))
+    assert code == 1, err
+    assert last.startswith("contribkit-verdict: REPRODUCED RuntimeError: index_add_(): self (Long)")
+    assert "Traceback" in err  # the user still sees the real traceback
+
+
+def test_benign_code_is_not_reproduced(tmp_path: Path) -> None:
+    benign = "import torch\ncounts = torch.zeros(3)\ncounts.index_add_(0, torch.tensor([0]), torch.tensor([1.5]))\n"
+    code, last, _ = run(generate(tmp_path, benign, INDEX_ADD_SIG))
+    assert code == 0
+    assert last.startswith(
+        "contribkit-verdict: NOT_REPRODUCED completed on cpu without RuntimeError"
+    )
+
+
+def test_different_exception_cannot_run(tmp_path: Path) -> None:
+    other = "import torch\ntorch.ones(2) @ torch.ones(3)\n"
+    code, last, _ = run(generate(tmp_path, other, INDEX_ADD_SIG))
+    assert code == 125
+    assert "CANNOT_RUN different error: got RuntimeError" in last
+    assert "the issue reports RuntimeError: index_add_()" in last
+
+
+def test_cuda_only_code_rewritten_and_device_switch(tmp_path: Path) -> None:
+    cuda_code = (
+        INDEX_ADD.replace("dtype=torch.long)", "dtype=torch.long, device='cuda')")
+        .replace("torch.tensor([0])", "torch.tensor([0]).cuda()")
+        .replace("torch.tensor([1.5])", "torch.tensor([1.5], device='cuda')")
+    )
+    script = generate(tmp_path, cuda_code, INDEX_ADD_SIG)
+    text = script.read_text()
+    assert "device=DEVICE" in text and ".cuda()" not in text.split("# ---- the issue's code")[1]
+    assert "Device rewrite" in text
+    code, last, _ = run(script)  # default device is the issue's: cuda
+    assert code == 125 and "device cuda is not available here" in last
+    code, last, _ = run(script, "--device", "cpu")
+    assert code == 1 and "REPRODUCED" in last
+    code, last, _ = run(script, env={**_env(), "CONTRIBKIT_DEVICE": "cpu"})
+    assert code == 1 and "REPRODUCED" in last
+
+
+def _env() -> dict[str, str]:
+    import os
+
+    return dict(os.environ)
+
+
+def test_cpu_vs_cuda_comparison_needs_cuda(tmp_path: Path) -> None:
+    compare = "import torch\na = torch.ones(3)\nb = a.cuda()\nprint(torch.allclose(a, b.cpu()))\n"
+    code, last, _ = run(generate(tmp_path, compare), "--device", "cpu")
+    assert code == 125 and "CUDA is not available here, and the issue's code needs it" in last
+
+
+def test_wrong_result_check_is_filled_in(tmp_path: Path) -> None:
+    wrong = "import torch\nexpected = torch.tensor([1.0, 2.0])\nactual = torch.tensor([1.0, 2.5])\nprint(torch.allclose(actual, expected))\n"
+    script = generate(tmp_path / "a", wrong)
+    assert (
+        "torch.testing.assert_close(actual, expected, atol=1e-08, rtol=1e-05, check_device=False)"
+        in script.read_text()
+    )
+    code, last, _ = run(script)
+    assert code == 1 and last.startswith(
+        "contribkit-verdict: REPRODUCED check failed: Tensor-likes are not close!"
+    )
+    right = wrong.replace("2.5", "2.0")
+    code, last, _ = run(generate(tmp_path / "b", right))
+    assert code == 0 and "NOT_REPRODUCED check passed on cpu" in last
+
+
+def test_no_code_and_bad_code_are_incomplete(tmp_path: Path) -> None:
+    code, last, _ = run(generate(tmp_path / "a", "", INDEX_ADD_SIG))
+    assert code == 125 and last == "contribkit-verdict: CANNOT_RUN INCOMPLETE: fill in check()"
+    script = generate(tmp_path / "b", "import torch\nx = torch.ones(2\nprint(x)\n", INDEX_ADD_SIG)
+    ast.parse(script.read_text())  # always valid Python
+    assert "# x = torch.ones(2" in script.read_text()
+    code, last, _ = run(script)
+    assert (
+        code == 125
+        and "INCOMPLETE: the issue's code does not parse (line 2 of the code: '(' was never closed)"
+        in last
+    )
+
+
+def test_unknown_kind_without_signature_or_comparison(tmp_path: Path) -> None:
+    code, last, _ = run(generate(tmp_path, "import torch\nprint(torch.ones(2))\n"))
+    assert code == 125 and "INCOMPLETE: fill in check()" in last
+
+
+def test_json_verdict_and_exit_paths(tmp_path: Path) -> None:
+    code, last, _ = run(generate(tmp_path / "a", INDEX_ADD, INDEX_ADD_SIG), "--json")
+    data = json.loads(last)
+    assert (
+        data["verdict"] == "REPRODUCED"
+        and data["exit_code"] == code == 1
+        and data["device"] == "cpu"
+    )
+    exits = "import sys\nimport torch\nsys.exit(3)\n"
+    code, last, _ = run(generate(tmp_path / "b", exits, INDEX_ADD_SIG))
+    assert code == 125 and "exited with 3" in last
+    clean = "import sys\nimport torch\nsys.exit(0)\n"
+    code, last, _ = run(generate(tmp_path / "c", clean, INDEX_ADD_SIG))
+    assert code == 0 and "NOT_REPRODUCED" in last
+
+
+def test_missing_module_cannot_run(tmp_path: Path) -> None:
+    code, last, _ = run(
+        generate(tmp_path, "import torch\nimport not_a_real_module_xyz\n", INDEX_ADD_SIG)
+    )
+    assert code == 125 and "missing module" in last
+
+
+def test_template_parts_pass_ruff(tmp_path: Path) -> None:
+    script = generate(
+        tmp_path, INDEX_ADD, INDEX_ADD_SIG, env=ReporterEnv(torch_version="2.9.1", os="Linux")
+    )
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ruff",
+            "check",
+            "--isolated",
+            "--select",
+            "E4,E7,E9,F",
+            "--ignore",
+            "E402",
+            str(script),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stdout
+    assert "torch version: 2.9.1" in script.read_text()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(), st.text())
+def test_issue_text_is_data_never_template_or_code(title: str, expected: str) -> None:
+    issue = Issue(title=title, body="", number=1, repo="o/r", url=None)
+    plan = plan_repro(issue, parsed("", None, expected=expected))
+    script = plan.files["repro.py"]
+    tree = ast.parse(script)  # never breaks out of the docstring
+    doc = ast.get_docstring(tree, clean=False) or ""
+    assert (
+        title.replace("\r\n", "\n").replace("\r", "\n").split("\n")[0] in doc or not title.strip()
+    )
+
+
+def test_template_syntax_in_issue_text_stays_literal(tmp_path: Path) -> None:
+    script = generate(
+        tmp_path, "", None, title="{{ 7 * 7 }} {% for x in y %}", expected='"""; import os'
+    )
+    text = script.read_text()
+    assert "{{ 7 * 7 }} {% for x in y %}" in text and "49" not in text.split("\n")[1]
+    assert 'Expected:  \\"\\"\\"; import os' in text
+
+
+def test_issue_contrasting_cpu_and_cuda_is_not_rewritten(tmp_path: Path) -> None:
+    from contribkit.issueparse import parse_issue
+
+    body = (
+        "The result differs between CPU and GPU.\n\n```python\nimport torch\n"
+        "x = torch.ones(3).to(torch.device('cuda:0'))\nprint(torch.ones(3) + x)\n```\n"
+    )
+    issue = Issue(title="add: inconsistent", body=body, number=9, repo="o/r")
+    parsed_issue = parse_issue(issue)
+    assert parsed_issue.contrasts_devices
+    plan = plan_repro(issue, parsed_issue)
+    assert plan.summary["devices_needed"] == ["cuda"] and not plan.summary["device_rewrite"]
+    assert "contrasts CPU with CUDA" in plan.files["repro.py"]
+    same = parse_issue(Issue(title="t", body="The error is the same on CPU and GPU.\n"))
+    assert not same.contrasts_devices
+
+
+def test_printed_eager_vs_compiled_gets_a_check(tmp_path: Path) -> None:
+    code = (
+        "import torch\ndef func(x):\n    return x.sin() + 1\nx = torch.arange(4.0)\n"
+        "print(func(x))\nprint(torch.compile(func, backend='eager')(x))\n"
+    )
+    script = generate(tmp_path, code)
+    assert (
+        "torch.testing.assert_close(torch.compile(func, backend='eager')(x), func(x)"
+        in script.read_text()
+    )
+    code_, last, err = run(script)
+    assert code_ == 0, err
+    assert "NOT_REPRODUCED check passed on cpu" in last

@@ -1,0 +1,500 @@
+"""`contribkit run` with real processes: real CPU torch, real pytest, real process groups."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from contribkit.config import load_settings
+from contribkit.reprolib import VERDICT_PREFIX
+from contribkit.runner import default_paths, generic_test_name, gpu_ids, parse_verdict
+from tests.conftest import git
+from tests.runhelpers import cells, run_json, wait_dead, write
+
+# A repro written by hand that keeps DESIGN.md's verdict contract (as `contribkit repro` output does).
+REPRO = """\
+import argparse, os, sys
+parser = argparse.ArgumentParser()
+parser.add_argument("--device")
+parser.add_argument("--json", action="store_true")
+args = parser.parse_args()
+device = args.device or os.environ.get("CONTRIBKIT_DEVICE", "cpu")
+
+def verdict(word, detail, code):
+    print("{prefix} " + word + " " + detail, flush=True)
+    sys.exit(code)
+
+try:
+    import torch
+except ImportError as exc:
+    verdict("CANNOT_RUN", "torch is not importable: " + str(exc), 125)
+try:
+{body}
+except RuntimeError as exc:
+    print("Traceback (most recent call last): ...", file=sys.stderr)
+    verdict("REPRODUCED", "RuntimeError: " + str(exc), 1)
+verdict("NOT_REPRODUCED", "torch " + torch.__version__ + " on " + device, 0)
+"""
+BUGGY = """\
+x = torch.tensor([-1.0, 2.0], device=device)
+if x.clamp(min=0).sum().item() != 3.0:  # what the fix changes
+    raise RuntimeError("clamp lost the sign on " + device)
+"""
+FIXED = """\
+x = torch.tensor([-1.0, 2.0], device=device)
+assert x.clamp(min=0).sum().item() == 2.0
+"""
+
+DEVICE_TEST = """\
+# Owner(s): ["module: nn"]
+import torch
+from torch.testing._internal.common_device_type import dtypes, instantiate_device_type_tests, onlyCUDA
+from torch.testing._internal.common_utils import TestCase, run_tests
+
+
+class TestClampSign(TestCase):
+    @dtypes(torch.float32, torch.float64)
+    def test_clamp_keeps_positive(self, device, dtype):
+        x = torch.tensor([-1.0, 2.0], device=device, dtype=dtype)
+        self.assertEqual(x.clamp(min=0), torch.tensor([0.0, 2.0], device=device, dtype=dtype))
+
+    def test_sum(self, device):
+        self.assertEqual(torch.ones(4, device=device).sum().item(), {total})
+
+    @onlyCUDA
+    def test_cuda_stream(self, device):
+        torch.cuda.synchronize()
+
+
+instantiate_device_type_tests(TestClampSign, globals())
+
+if __name__ == "__main__":
+    run_tests()
+"""
+
+
+def repro(body: str) -> str:
+    return REPRO.format(prefix=VERDICT_PREFIX, body=textwrap.indent(body, "    "))
+
+
+def script(text: str) -> str:
+    """A repro without torch (fast): ``text`` runs, then the verdict ``verdict`` is printed."""
+    return textwrap.dedent(text).replace("PREFIX", VERDICT_PREFIX)
+
+
+# -- repros -----------------------------------------------------------------------------------
+@pytest.mark.slow
+def test_repro_reproduced_and_fixed_with_cuda_not_available(ck, fork_repo: Path) -> None:
+    write(fork_repo, "repros/issue-4242/repro.py", repro(BUGGY))
+    write(fork_repo, "repros/issue-4243/repro.py", repro(FIXED))
+    code, record = run_json(ck, "repros/issue-4242", "repros/issue-4243", "-j", "2")
+    assert code == 1
+    got = cells(record)
+    buggy = got[("repros/issue-4242/repro.py", "cpu", 1)]
+    assert buggy["status"] == "REPRODUCED" and buggy["verdict"] == "REPRODUCED"
+    assert buggy["exit_code"] == 1 and "clamp lost the sign on cpu" in buggy["detail"]
+    assert buggy["required"] and buggy["duration_s"] > 0
+    log = (fork_repo / buggy["log_path"]).read_text()
+    assert "Traceback" in log and log.rstrip().endswith("clamp lost the sign on cpu")
+    fixed = got[("repros/issue-4243/repro.py", "cpu", 1)]
+    assert fixed["status"] == "NOT_REPRODUCED" and fixed["exit_code"] == 0
+    for name in ("repros/issue-4242/repro.py", "repros/issue-4243/repro.py"):
+        cuda = got[(name, "cuda", 1)]
+        assert cuda["status"] == "NOT_AVAILABLE" and cuda["detail"] == "no CUDA device"
+        assert not cuda["required"] and cuda["log_path"] is None
+    assert record["reason"].startswith("repros/issue-4242/repro.py on cpu is REPRODUCED")
+    assert record["head"] == git("rev-parse", "HEAD", cwd=fork_repo) and not record["dirty"]
+
+    # Before the fix, --expect reproduced confirms that the repro fails: that is green.
+    code, confirmed = run_json(ck, "repros/issue-4242", "--expect", "reproduced")
+    assert code == 0 and confirmed["ok"] and confirmed["expect"] == "reproduced"
+
+
+def test_verdict_contract_is_enforced(ck, fork_repo: Path) -> None:
+    write(fork_repo, "repros/silent/repro.py", "print('no verdict here')\n")
+    write(
+        fork_repo,
+        "repros/liar/repro.py",
+        script("""\
+            import sys
+            print("PREFIX NOT_REPRODUCED all good")
+            sys.exit(3)
+        """),
+    )
+    write(
+        fork_repo,
+        "repros/cannot/repro.py",
+        script("""\
+            import sys
+            print("PREFIX CANNOT_RUN missing module: scipy")
+            sys.exit(125)
+        """),
+    )
+    code, record = run_json(ck, "repros/silent", "repros/liar", "repros/cannot", "--devices", "cpu")
+    assert code == 1
+    got = cells(record)
+    silent = got[("repros/silent/repro.py", "cpu", 1)]
+    assert silent["status"] == "ERROR" and "no verdict line (exit 0)" in silent["detail"]
+    assert "no verdict here" in silent["detail"]
+    liar = got[("repros/liar/repro.py", "cpu", 1)]
+    assert liar["status"] == "ERROR" and "verdict NOT_REPRODUCED but exit 3" in liar["detail"]
+    cannot = got[("repros/cannot/repro.py", "cpu", 1)]
+    assert cannot["status"] == "ERROR" and cannot["verdict"] == "CANNOT_RUN"
+    assert cannot["detail"] == "CANNOT_RUN: missing module: scipy"
+
+
+def test_parse_verdict_reads_only_the_last_line() -> None:
+    assert parse_verdict(f"x\n{VERDICT_PREFIX} REPRODUCED boom\n\n") == ("REPRODUCED", "boom")
+    assert parse_verdict(f"{VERDICT_PREFIX} REPRODUCED boom\nlater output\n") is None
+    assert parse_verdict(f"{VERDICT_PREFIX} MAYBE\n") is None
+    as_json = json.dumps({"verdict": "NOT_REPRODUCED", "detail": "ok", "exit_code": 0})
+    assert parse_verdict(as_json) == ("NOT_REPRODUCED", "ok")
+
+
+# -- test files -------------------------------------------------------------------------------
+@pytest.mark.slow
+def test_device_generic_test_file_counts_from_junit(ck, fork_repo: Path) -> None:
+    write(fork_repo, "test/test_clamp_sign.py", DEVICE_TEST.format(total="4.0"))
+    write(fork_repo, "test/test_clamp_broken.py", DEVICE_TEST.format(total="5.0"))
+    write(fork_repo, "test/test_plain.py", "def test_plain():\n    assert 1 + 1 == 2\n")
+    git("add", "-A", cwd=fork_repo)
+    git("commit", "-q", "-m", "tests", cwd=fork_repo)
+    code, record = run_json(
+        ck, "test/test_clamp_sign.py", "test/test_clamp_broken.py", "test/test_plain.py", "-j", "3"
+    )
+    assert code == 1
+    got = cells(record)
+    good = got[("test/test_clamp_sign.py", "cpu", 1)]
+    assert good["kind"] == "device-test" and good["status"] == "PASS" and good["exit_code"] == 0
+    assert good["counts"] == {"total": 4, "passed": 3, "failed": 0, "errors": 0, "skipped": 1}
+    outcomes = {t["name"]: t["outcome"] for t in good["tests"]}
+    assert outcomes == {
+        "TestClampSign.test_clamp_keeps_positive_float32": "passed",
+        "TestClampSign.test_clamp_keeps_positive_float64": "passed",
+        "TestClampSign.test_sum": "passed",
+        "TestClampSign.test_cuda_stream": "skipped",
+    }
+    assert {t["test_id"] for t in good["tests"]} >= {
+        "test.test_clamp_sign.TestClampSignCPU::test_sum_cpu"
+    }
+    assert got[("test/test_clamp_sign.py", "cuda", 1)]["status"] == "NOT_AVAILABLE"
+    broken = got[("test/test_clamp_broken.py", "cpu", 1)]
+    assert broken["status"] == "FAIL" and broken["exit_code"] == 1
+    assert broken["counts"]["failed"] == 1 and broken["counts"]["passed"] == 2
+    assert "test_sum_cpu" in broken["detail"]
+    plain = got[("test/test_plain.py", "cpu", 1)]
+    assert plain["kind"] == "pytest" and plain["status"] == "PASS"
+    assert ("test/test_plain.py", "cuda", 1) not in got  # a plain test file runs once, on cpu
+    # Legs leave no trace in the tree: no __pycache__, no .pytest_cache, records excluded.
+    assert git("status", "--porcelain", cwd=fork_repo) == ""
+    assert "/.contribkit/" in (fork_repo / ".git/info/exclude").read_text()
+
+    table = ck("run", "--last").stdout
+    assert "test/test_clamp_sign.py" in table and "PASS 3 passed, 1 skipped" in table
+    assert "FAIL 1 failed, 2 passed, 1 skipped" in table
+    test_rows = [line.split() for line in table.splitlines() if line.startswith("  Test")]
+    assert test_rows == [["TestClampSign.test_sum", "FAIL", "-"]]  # only the failing test
+
+
+def test_generic_test_name() -> None:
+    assert generic_test_name("test.test_x.TestFooCPU", "test_bar_cpu_float32", "cpu") == (
+        "TestFoo.test_bar_float32"
+    )
+    assert generic_test_name("TestFooCUDA", "test_bar_cuda", "cuda") == "TestFoo.test_bar"
+    assert generic_test_name("", "test_x", "cpu") == "test_x"
+
+
+# -- isolation and safety ---------------------------------------------------------------------
+@pytest.mark.slow
+def test_timeout_kills_the_process_group(ck, fork_repo: Path, tmp_path: Path) -> None:
+    pidfile = tmp_path / "grandchild.pid"
+    write(
+        fork_repo,
+        "repros/hang/repro.py",
+        script(f"""\
+            import subprocess, sys, time
+            child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+            open({str(pidfile)!r}, "w").write(str(child.pid))
+            print("started", child.pid, flush=True)
+            time.sleep(600)
+            print("PREFIX NOT_REPRODUCED never")
+        """),
+    )
+    code, record = run_json(ck, "repros/hang", "--timeout", "2", "--devices", "cpu")
+    assert code == 1
+    cell = cells(record)[("repros/hang/repro.py", "cpu", 1)]
+    assert cell["status"] == "TIMEOUT" and cell["detail"] == "killed after 2s"
+    assert cell["exit_code"] is None
+    assert wait_dead(int(pidfile.read_text()))
+    assert "started" in (fork_repo / cell["log_path"]).read_text()
+
+
+@pytest.mark.slow
+def test_ctrl_c_kills_running_legs(fork_repo: Path, tmp_path: Path, shared_cache: str) -> None:
+    pidfile = tmp_path / "grandchild.pid"
+    write(
+        fork_repo,
+        "repros/hang/repro.py",
+        script(f"""\
+            import subprocess, sys, time
+            child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+            open({str(pidfile)!r}, "w").write(str(child.pid))
+            time.sleep(600)
+        """),
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "contribkit", "run", "repros/hang", "--devices", "cpu"],
+        cwd=fork_repo,
+        env={**os.environ, "CONTRIBKIT_CACHE_DIR": shared_cache},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not pidfile.exists() or not pidfile.read_text():
+            assert proc.poll() is None and time.monotonic() < deadline, proc.stderr
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "contribkit: error: interrupted" in err
+    assert wait_dead(int(pidfile.read_text()))
+    assert not list((fork_repo / ".contribkit/runs").glob("*.json"))  # no record of a half run
+
+
+def test_leg_environment_has_no_token(ck, fork_repo: Path) -> None:
+    write(
+        fork_repo,
+        "repros/env/repro.py",
+        script("""\
+            import os
+            for name in sorted(os.environ):
+                print(name + "=" + os.environ[name])
+            print("PREFIX NOT_REPRODUCED printed the environment")
+        """),
+    )
+    secrets = {
+        "GH_TOKEN": "ghp_parentsecret1",
+        "GITHUB_TOKEN": "ghp_parentsecret2",
+        "OPENAI_API_KEY": "sk-parentsecret3",
+        "CORP_DEPLOY": "parentsecret4",
+        "CONTRIBKIT_SCRUB_ENV": "CORP_*",
+        "HARMLESS_SETTING": "visible",
+    }
+    code, record = run_json(ck, "repros/env", "--devices", "cpu", env=secrets)
+    assert code == 0
+    cell = cells(record)[("repros/env/repro.py", "cpu", 1)]
+    log = (fork_repo / cell["log_path"]).read_text()
+    assert "HARMLESS_SETTING=visible" in log and "CONTRIBKIT_DEVICE=cpu" in log
+    for name in ("GH_TOKEN", "GITHUB_TOKEN", "OPENAI_API_KEY", "CORP_DEPLOY"):
+        assert f"{name}=" not in log
+    record_text = next((fork_repo / ".contribkit/runs").glob("*.json")).read_text()
+    for value in secrets.values():
+        if "secret" in value:
+            assert value not in log and value not in record_text
+
+
+def test_cpu_legs_run_in_parallel_up_to_jobs(ck, fork_repo: Path, tmp_path: Path) -> None:
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    for name in ("a", "b"):
+        write(
+            fork_repo,
+            f"repros/{name}/repro.py",
+            script(f"""\
+                import os, time
+                open(os.path.join({str(marks)!r}, "{name}.start"), "w").close()
+                deadline = time.monotonic() + 20
+                other = os.path.join({str(marks)!r}, "{"b" if name == "a" else "a"}.start")
+                while not os.path.exists(other) and time.monotonic() < deadline:
+                    time.sleep(0.02)
+                print("PREFIX NOT_REPRODUCED saw the other leg" if os.path.exists(other) else "PREFIX REPRODUCED ran alone")
+            """),
+        )
+    code, record = run_json(ck, "repros/a", "repros/b", "--devices", "cpu", "-j", "2")
+    assert code == 0, record["reason"]  # each leg saw the other one running
+
+
+# -- the matrix -------------------------------------------------------------------------------
+def test_all_skipped_is_a_failure_and_require_fails_not_available(ck, fork_repo: Path) -> None:
+    folder = fork_repo / "repros/issue-7"
+    write(fork_repo, "repros/issue-7/repro.py", script('print("PREFIX NOT_REPRODUCED fine")\n'))
+    (folder / "meta.json").write_text(json.dumps({"number": 7, "devices_needed": ["cuda"]}))
+    code, record = run_json(ck, "repros/issue-7")
+    assert code == 1
+    got = cells(record)
+    assert got[("repros/issue-7/repro.py", "cpu", 1)]["status"] == "SKIP"
+    assert got[("repros/issue-7/repro.py", "cpu", 1)]["detail"] == "the repro needs cuda"
+    assert got[("repros/issue-7/repro.py", "cuda", 1)]["status"] == "NOT_AVAILABLE"
+    assert record["reason"] == "every cell was skipped or not available: nothing was checked"
+
+    (folder / "meta.json").unlink()
+    code, record = run_json(ck, "repros/issue-7")
+    assert code == 0 and record["ok"]
+    code, record = run_json(ck, "repros/issue-7", "--require", "cuda")
+    assert code == 1 and not record["ok"]
+    assert record["reason"] == "repros/issue-7/repro.py on cuda is NOT_AVAILABLE: no CUDA device"
+    assert cells(record)[("repros/issue-7/repro.py", "cuda", 1)]["required"]
+
+
+@pytest.mark.slow
+def test_two_interpreters_give_two_column_groups(ck, fork_repo: Path, tmp_path: Path) -> None:
+    """A second venv with a stand-in torch, and a third without torch at all."""
+    standin = tmp_path / "standin"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(standin)], check=True)
+    site = next((standin / "lib").glob("python3*/site-packages"))
+    write(
+        site,
+        "torch/__init__.py",
+        textwrap.dedent("""\
+            __version__ = "2.99.0+standin"
+            from . import version, cuda, backends
+            def tensor(values, device="cpu", dtype=None):
+                return _T(values)
+            class _T:
+                def __init__(self, values): self.values = list(values)
+                def clamp(self, min): return _T([max(v, min) for v in self.values])
+                def sum(self): return _T([sum(self.values)])
+                def item(self): return self.values[0]
+        """),
+    )
+    write(site, "torch/version.py", 'git_version = "0000standin"\ncuda = None\n')
+    write(site, "torch/cuda.py", "def is_available():\n    return False\n")
+    write(site, "torch/backends/__init__.py", "from . import mps\n")
+    write(site, "torch/backends/mps.py", "def is_available():\n    return False\n")
+    bare = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
+    write(fork_repo, "repros/issue-4243/repro.py", repro(FIXED))
+    pythons = [sys.executable, str(standin / "bin/python"), str(bare / "bin/python")]
+    code, record = run_json(ck, "repros/issue-4243", *(a for p in pythons for a in ("--python", p)))
+    assert [i["torch_version"] for i in record["interpreters"]] == [
+        record["interpreters"][0]["torch_version"],
+        "2.99.0+standin",
+        None,
+    ]
+    assert record["interpreters"][1]["git_version"] == "0000standin"
+    got = cells(record)
+    name = "repros/issue-4243/repro.py"
+    assert got[(name, "cpu", 1)]["status"] == "NOT_REPRODUCED"
+    assert got[(name, "cpu", 2)]["status"] == "NOT_REPRODUCED"
+    assert "torch 2.99.0+standin on cpu" in got[(name, "cpu", 2)]["detail"]
+    assert got[(name, "cpu", 3)]["status"] == "ERROR"
+    assert got[(name, "cpu", 3)]["verdict"] == "CANNOT_RUN"
+    assert got[(name, "cuda", 3)]["detail"] == "torch is not importable"
+    assert code == 1 and "on cpu is ERROR" in record["reason"]
+
+    table = ck("run", "--last").stdout
+    header = table.splitlines()[1].split()
+    assert header == [
+        "file",
+        "cpu",
+        "[1]",
+        "cuda",
+        "[1]",
+        "cpu",
+        "[2]",
+        "cuda",
+        "[2]",
+        "cpu",
+        "[3]",
+        "cuda",
+        "[3]",
+    ]
+    assert "[2] " + str(standin / "bin/python") + " (Python" in table
+    assert "torch 2.99.0+standin)" in table
+
+
+def test_junit_report_and_last(ck, fork_repo: Path, tmp_path: Path) -> None:
+    write(fork_repo, "repros/ok/repro.py", script('print("PREFIX NOT_REPRODUCED fine")\n'))
+    report = tmp_path / "matrix.xml"
+    code, record = run_json(ck, "repros/ok", "--junit", str(report))
+    assert code == 0
+    suite = ET.parse(report).getroot()
+    assert (
+        suite.get("tests") == "2" and suite.get("failures") == "0" and suite.get("skipped") == "1"
+    )
+    names = {case.get("name") for case in suite.iter("testcase")}
+    assert names == {"cpu[1]", "cuda[1]"}
+    code, again = run_json(ck, "--last")
+    assert code == 0 and again["id"] == record["id"]
+    assert again["record_path"] == record["record_path"]
+    (fork_repo / "torch/nn/functional.py").write_text("# edited\n")
+    shown = ck("run", "--last")
+    assert "note: the working tree changed since this record" in shown.stdout
+
+
+def test_default_paths_follow_the_branch(fork_repo: Path) -> None:
+    git("switch", "-q", "-c", "fix/issue-4242-clamp", cwd=fork_repo)
+    write(fork_repo, "repros/issue-4242/repro.py", repro(FIXED))
+    write(fork_repo, "repros/issue-9/repro.py", repro(FIXED))
+    write(fork_repo, "test/test_committed.py", "def test_a():\n    pass\n")
+    write(fork_repo, "test/helpers.py", "X = 1\n")
+    git("add", "test", cwd=fork_repo)
+    git("commit", "-q", "-m", "tests", cwd=fork_repo)
+    write(fork_repo, "test/test_new_untracked.py", "def test_b():\n    pass\n")
+    paths, notes = default_paths(fork_repo, load_settings({}, fork_repo))
+    assert [p.relative_to(fork_repo).as_posix() for p in paths] == [
+        "repros/issue-4242",
+        "test/test_committed.py",
+        "test/test_new_untracked.py",
+    ]
+    assert notes == ["no 'upstream/main' ref (run `git fetch upstream`); used 'main' instead"]
+
+
+@pytest.mark.slow
+def test_nothing_to_run_and_bad_input(ck, fork_repo: Path) -> None:
+    nothing = ck("run")
+    assert nothing.returncode == 2
+    assert "nothing to run: branch 'main' names no issue number" in nothing.stderr
+    assert "hint: pass PATHS" in nothing.stderr
+    cases = [
+        (["run", "nope.py"], "nope.py does not exist"),
+        (["run", "torch/nn/functional.py"], "neither a repro"),
+        (["run", "torch"], "has no repro.py"),
+        (["run", "--devices", "cpu,tpu", "test/test_nn.py"], "unknown device 'tpu'"),
+        (
+            ["run", "--devices", "cpu", "--require", "cuda", "test/test_nn.py"],
+            "--require cuda needs cuda in --devices",
+        ),
+        (["run", "--last"], "no run record"),
+        (
+            ["run", "--python", "/no/such/python", "test/test_nn.py"],
+            "interpreter '/no/such/python' not found",
+        ),
+    ]
+    for argv, needle in cases:
+        proc = ck(*argv)
+        assert proc.returncode == 2, (argv, proc.stderr)
+        assert needle in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_gpu_ids_honour_an_existing_mask() -> None:
+    assert gpu_ids(2, {}) == ["0", "1"]
+    assert gpu_ids(2, {"CUDA_VISIBLE_DEVICES": "3,5"}) == ["3", "5"]
+    assert gpu_ids(1, {"CUDA_VISIBLE_DEVICES": "3,5"}) == ["3"]
+
+
+@pytest.mark.parametrize("command", ["run", "submit"])
+def test_help_imports_nothing_heavy(command: str) -> None:
+    from tests.test_cli import GUARD, HEAVY
+
+    proc = subprocess.run(
+        [sys.executable, "-c", GUARD.format(argv=[command, "--help"], heavy=HEAVY)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "HEAVY=\n" in proc.stderr, proc.stderr

@@ -1,0 +1,277 @@
+"""``contribkit test`` end to end: real CPU torch, real op_db probes, generated files run for real.
+
+Probing op_db takes seconds, so every test here shares one probe cache (session-scoped); each
+probe runs once per session.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from pathlib import Path
+from typing import TypeVar
+
+import pytest
+
+from contribkit.testrules import check_test_source
+from tests.largefile import inserted_lines, large_file
+from tests.reprofixtures import (
+    COMPILE_CODE,
+    CRASH_CODE,
+    CRASH_SIGNATURE,
+    CUDA_COMPARE_CODE,
+    WRONG_CODE,
+    make_repro,
+    write_buggy_ops,
+)
+
+pytestmark = pytest.mark.slow
+T = TypeVar("T")
+
+
+@pytest.fixture(scope="session")
+def probe_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("probe-cache")
+
+
+@pytest.fixture
+def fork(fork_repo: Path, probe_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The PyTorch-shaped fork, with a buggy stand-in library importable by the issues' code."""
+    monkeypatch.setenv("CONTRIBKIT_CACHE_DIR", str(probe_cache))
+    stub = write_buggy_ops(fork_repo.parent / "stub")
+    monkeypatch.setenv("PYTHONPATH", str(stub))
+    return fork_repo
+
+
+def ck(run_cli, *args: str) -> dict:  # type: ignore[no-untyped-def, type-arg]
+    proc = run_cli("test", *args, "--json")
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)  # type: ignore[no-any-return]
+
+
+def run_file(
+    path: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(path), *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=path.parent,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def in_parallel(calls: list[Callable[[], T]]) -> list[T]:
+    """Run independent subprocess-bound calls side by side (each starts torch: seconds)."""
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        return list(pool.map(lambda call: call(), calls))
+
+
+def test_generated_files_run_green_with_python_and_pytest(fork: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    repros = fork / "repros"
+    make_repro(repros, 102, WRONG_CODE, title="row_means is wrong")
+    make_repro(
+        repros,
+        103,
+        COMPILE_CODE,
+        CRASH_SIGNATURE,
+        title="compiled pick crashes",
+        labels=["oncall: pt2"],
+    )
+    make_repro(repros, 104, CUDA_COMPARE_CODE, title="erf differs on CUDA")
+    commands = [
+        ["--op", "index_add"],
+        ["--module", "torch.nn.Unfold", "--init", "kernel_size=2"],
+        ["--module", "torch.nn.Linear"],  # has a ModuleInfo
+        ["--name", "empty index", "--area", "indexing"],
+        ["--from-repro", "repros/issue-102"],
+        ["--from-repro", "103"],
+        ["--from-repro", str(repros / "issue-104")],
+    ]
+    made = in_parallel([partial(ck, run_cli, *args) for args in commands])
+    paths = [m["path"] for m in made]
+    assert paths == [
+        "test/test_index_add.py",
+        "test/nn/test_unfold.py",
+        "test/nn/test_linear.py",
+        "test/test_indexing.py",
+        "test/test_issue_102.py",
+        "test/dynamo/test_issue_103.py",
+        "test/test_issue_104.py",
+    ]
+    assert made[0]["dtypes"]["cpu"][:2] == ["float32", "float64"]
+    assert "test_index_add_cpu_float32" in made[0]["variants"]["cpu"]
+    assert [m["owner"] for m in made[:3]] == ["module: tests", "module: nn", "module: nn"]
+    assert made[5]["owner"] == "module: dynamo" and made[5]["dynamo"]
+    assert made[6]["only"] == "cuda"
+    for rel in paths:
+        assert check_test_source((fork / rel).read_text(), rel) == []
+    lint = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--isolated", "--select", "E4,E7,E9,F", *paths],
+        cwd=fork,
+        capture_output=True,
+        text=True,
+    )
+    assert lint.returncode == 0, lint.stdout
+    pytest_run = partial(
+        subprocess.run,
+        [sys.executable, "-m", "pytest", "-v", "-rs", "-p", "no:cacheprovider", *paths],
+        cwd=fork,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    proc, *direct = in_parallel([pytest_run, *(partial(run_file, fork / rel) for rel in paths)])
+    for rel, run in zip(paths, direct, strict=True):
+        assert run.returncode == 0, (rel, run.stdout + run.stderr)
+        assert re.search(r"^OK", run.stderr, re.M), run.stderr
+    assert proc.returncode == 0, proc.stdout[-4000:]
+    passed = set(re.findall(r"::(\w+) PASSED", proc.stdout))
+    skipped = set(re.findall(r"::(\w+) SKIPPED", proc.stdout))
+    for summary in made:
+        if summary["only"] == "cuda":  # instantiated for CPU, and skipped there
+            assert skipped == {summary["test"] + "_cpu"}
+            continue
+        assert set(summary["variants"]["cpu"]) <= passed  # every dtype variant was instantiated
+    assert "Only runs on cuda" in proc.stdout
+    assert "CUDA::" not in proc.stdout  # no CUDA class on a machine without CUDA
+
+
+def test_crash_regression_fails_while_the_bug_is_simulated(fork: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    make_repro(fork / "repros", 101, CRASH_CODE, CRASH_SIGNATURE)
+    made = ck(run_cli, "--from-repro", "repros/issue-101")
+    assert made["test"] == "test_issue_101_pick_rows_crashes_on_cuda"
+    test_file = fork / made["path"]
+    fixed = run_file(test_file)
+    assert fixed.returncode == 0 and "Ran 1 test" in fixed.stderr, fixed.stderr
+    broken = run_file(test_file, env={"BUGGY_OPS_BUG": "1"})
+    assert broken.returncode == 1
+    assert (
+        "pytorch/pytorch#101 is back: the code raises the issue's error again: pick_rows(): index [2, 0]"
+        in broken.stderr
+    )
+    other = run_file(test_file, env={"BUGGY_OPS_BUG": "other"})  # a different error fails it too
+    assert other.returncode == 1 and "ValueError: an unrelated failure" in other.stderr
+    assert "is back" not in other.stderr
+    # The repro agrees: REPRODUCED while the bug is there, NOT_REPRODUCED once it is fixed.
+    repro = fork / "repros" / "issue-101" / "repro.py"
+    assert run_file(repro, "--device", "cpu", env={"BUGGY_OPS_BUG": "1"}).returncode == 1
+    assert run_file(repro, "--device", "cpu").returncode == 0
+
+
+def test_into_a_large_file_changes_no_other_byte(fork: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    target = fork / "test" / "test_large.py"
+    original = large_file().replace("\n", "\r\n", 3)  # a few CRLF lines too: kept as they are
+    target.write_bytes(original.encode())
+    target.chmod(0o755)  # an executable test file stays executable
+    make_repro(fork / "repros", 101, CRASH_CODE, CRASH_SIGNATURE)
+
+    preview = run_cli(
+        "test", "--op", "index_add", "--into", "test/test_large.py::TestGroup7", "--dry-run"
+    )
+    assert preview.returncode == 0, preview.stderr
+    assert preview.stdout.startswith("--- a/test/test_large.py\n+++ b/test/test_large.py\n")
+    assert "+    def test_index_add(self, device, dtype):" in preview.stdout
+    assert target.read_bytes() == original.encode()  # --dry-run wrote nothing
+    shown = run_cli(
+        "test", "--op", "index_add", "--into", "test/test_large.py::TestGroup7", "--stdout"
+    )
+    assert target.read_bytes() == original.encode()
+
+    made = ck(run_cli, "--op", "index_add", "--into", "test/test_large.py::TestGroup7")
+    assert made["action"] == "insert" and made["class"] == "TestGroup7"
+    assert made["imports_added"] == [
+        "from torch.testing._internal.common_device_type import dtypesIfCUDA",
+        "from torch.testing._internal.common_methods_invocations import op_db",
+    ]
+    after_op = target.read_bytes().decode()
+    assert after_op.replace("\r\n", "\n") == shown.stdout  # (read back in text mode)
+    added = inserted_lines(original, after_op)
+    assert "    def test_index_add(self, device, dtype):\n" in added
+    # A non-generic class gets a test without `device`, skipped without CUDA only when needed.
+    made = ck(run_cli, "--from-repro", "101", "--into", "test/test_large.py::TestPlain")
+    assert made["device_generic"] is False
+    final = target.read_bytes().decode()
+    assert target.stat().st_mode & 0o777 == 0o755
+    inserted_lines(original, final)
+    inserted_lines(after_op, final)
+    proc = run_file(target, "-k", "test_index_add", "-k", "test_issue_101", "-v")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "test_index_add_cpu_float32 (__main__.TestGroup7CPU" in proc.stderr
+    assert "test_issue_101_pick_rows_crashes_on_cuda (__main__.TestPlain" in proc.stderr
+
+
+def test_refusals_are_one_line_exit_2_and_write_nothing(fork: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    (fork / "repros" / "issue-5").mkdir(parents=True)
+    (fork / "test" / "notes.txt").write_text("not python\n")
+    (fork / "test" / "test_broken.py").write_text("class TestA(TestCase):\n    def test_a(self:\n")
+    (fork / "test" / "test_helpers.py").write_text("def helper():\n    return 1\n")
+    (fork / "test" / "test_two.py").write_text(
+        "import torch\nfrom torch.testing._internal.common_utils import TestCase\n"
+        "class TestOne(TestCase):\n    pass\nclass TestTwo(TestCase):\n    pass\n"
+    )
+    before = {p: p.read_bytes() for p in fork.rglob("*") if p.is_file() and ".git" not in p.parts}
+    cases = [
+        (["--op", "indx_add"], "unknown operator 'indx_add'", "did you mean: index_add"),
+        (["--module", "torch.nn.Unfld"], "'torch.nn.Unfld' is not a module", "torch.nn.Unfold"),
+        (["--module", "torch.nn.Unfold"], "has no ModuleInfo", "--init 'kernel_size=...'"),
+        (["--from-repro", "repros/issue-5"], "has no meta.json", "contribkit repro N"),
+        (
+            ["--name", "x", "--area", "nn", "--into", "test/notes.txt"],
+            "is not a Python test file",
+            "--into",
+        ),
+        (
+            ["--name", "x", "--into", "test/test_broken.py"],
+            "test/test_broken.py:2: syntax error",
+            "nothing was written",
+        ),
+        (["--name", "x", "--into", "test/test_helpers.py"], "defines no TestCase class", "--path"),
+        (
+            ["--name", "x", "--into", "test/test_two.py::TestThree"],
+            "class TestThree not found",
+            "classes: TestOne, TestTwo",
+        ),
+        (
+            ["--name", "x", "--into", "test/test_two.py"],
+            "several test classes: TestOne, TestTwo",
+            "::TestOne",
+        ),
+        (
+            ["--name", "x", "--into", "test/test_two.py::TestOne"],
+            "needs a device-generic class",
+            "instantiate_device_type_tests",
+        ),
+        (["--op", "index_add", "--module", "torch.nn.ReLU"], "only one of", "--help"),
+        (["--name", "x"], "needs --area", "--area"),
+    ]
+    results = in_parallel([partial(run_cli, "test", *args) for args, _, _ in cases])
+    for (args, error, hint), proc in zip(cases, results, strict=True):
+        assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
+        lines = proc.stderr.strip().splitlines()
+        assert (
+            len(lines) == 2 and lines[0].startswith("contribkit: error: ") and error in lines[0]
+        ), (args, lines)
+        assert lines[1].startswith("hint: ") and hint in lines[1], (args, lines)
+    after = {p: p.read_bytes() for p in fork.rglob("*") if p.is_file() and ".git" not in p.parts}
+    assert after == before
+
+
+def test_existing_file_is_never_overwritten(fork: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    proc = run_cli("test", "--name", "x", "--area", "nn", "--path", "test/test_nn.py")
+    assert proc.returncode == 2
+    assert (
+        "test/test_nn.py already exists" in proc.stderr and "--into test/test_nn.py" in proc.stderr
+    )
+    assert (fork / "test" / "test_nn.py").read_text() == '# Owner(s): ["module: nn"]\n'
+    forced = run_cli("test", "--name", "x", "--area", "nn", "--path", "test/test_nn.py", "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert "def test_x(self, device, dtype):" in (fork / "test" / "test_nn.py").read_text()
+    assert (fork / "test" / "test_nn.py").stat().st_mode & 0o777 == 0o644

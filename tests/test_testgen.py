@@ -1,0 +1,316 @@
+"""The test scaffold's planning, without torch: repro folders in, test files out."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from contribkit import testgen
+from contribkit.errors import BadInput
+from contribkit.pyedit import ImportSpec, indent_block
+from contribkit.render import one_line
+from contribkit.spec import Signature
+from contribkit.testrules import check_test_source
+from tests.largefile import inserted_lines
+from tests.reprofixtures import (
+    COMPILE_CODE,
+    CRASH_CODE,
+    CRASH_SIGNATURE,
+    CUDA_COMPARE_CODE,
+    WRONG_CODE,
+    make_repro,
+)
+
+
+def new_file(spec: testgen.MethodSpec, tmp_path: Path) -> str:
+    rel, _ = testgen.default_path(spec, None)
+    plan = testgen.plan_new_file(spec, tmp_path / rel, rel, tmp_path, "test")
+    assert check_test_source(plan.after, rel) == []  # the hooks' rules, as the scaffold runs them
+    return plan.after
+
+
+def method_of(text: str, name: str) -> ast.FunctionDef:
+    return next(
+        n for n in ast.walk(ast.parse(text)) if isinstance(n, ast.FunctionDef) and n.name == name
+    )
+
+
+def test_names_and_places() -> None:
+    assert testgen.method_name("index add: empty!") == "test_index_add_empty"
+    assert testgen.method_name("test_x") == "test_x"
+    with pytest.raises(BadInput):
+        testgen.method_name("!!!")
+    assert testgen.slug("[Inductor] torch.compile gives NaN with bf16 matmul on H100 GPUs") == (
+        "inductor_torch_compile_gives_nan_with"
+    )
+    assert testgen.class_name_for(Path("test/nn/test_conv_transpose2d.py")) == "TestConvTranspose2d"
+    assert testgen.area_path("inductor", "issue_7") == "test/inductor/test_issue_7.py"
+    assert testgen.area_path("linalg", "linalg_svd") == "test/test_linalg.py"
+    assert testgen.check_init("3, kernel_size=(2, 2)") == "3, kernel_size=(2, 2)"
+    with pytest.raises(BadInput, match="call arguments"):
+        testgen.check_init("2); import os; (")
+    with pytest.raises(BadInput, match="dotted"):
+        testgen.check_dotted("index_add; rm", "--op")
+    assert testgen.split_into("test/test_x.py::TestX") == ("test/test_x.py", "TestX")
+    assert testgen.split_into("test/test_x.py") == ("test/test_x.py", None)
+
+
+def test_skeleton_is_well_formed_and_asserts(tmp_path: Path) -> None:
+    text = new_file(testgen.skeleton_spec("test_empty_index", "indexing"), tmp_path)
+    assert text.startswith('# Owner(s): ["module: tests"]\n')
+    method = method_of(text, "test_empty_index")
+    assert [ast.unparse(d) for d in method.decorator_list] == [
+        "dtypes(torch.float32, torch.float64)"
+    ]
+    assert "make_tensor((2, 3), device=device, dtype=dtype)" in text
+    assert "self.assertEqual(x.dtype, dtype)" in text
+    assert "instantiate_device_type_tests(TestIndexing, globals())" in text
+    assert text.endswith('if __name__ == "__main__":\n    run_tests()\n')
+
+
+def test_crash_repro_becomes_a_device_generic_regression_test(tmp_path: Path) -> None:
+    folder = make_repro(tmp_path / "repros", 101, CRASH_CODE, CRASH_SIGNATURE)
+    spec = testgen.repro_spec(testgen.read_repro(folder))
+    assert spec.name == "test_issue_101_pick_rows_crashes_on_cuda"
+    assert (spec.generic, spec.only, spec.area, spec.thing) == (
+        True,
+        None,
+        "issue_101",
+        "issue_101",
+    )
+    text = new_file(spec, tmp_path)
+    method = method_of(text, spec.name)
+    assert [a.arg for a in method.args.args] == ["self", "device"]
+    assert ast.get_docstring(method).startswith(  # type: ignore[union-attr]
+        "Regression test for pytorch/pytorch#101: pick_rows crashes on CUDA\n\n"
+        "https://github.com/pytorch/pytorch/issues/101"
+    )
+    body = ast.unparse(method)
+    assert (
+        "DEVICE" not in body and "'cuda'" not in body and "torch.arange(6.0, device=device)" in body
+    )
+    assert "except RuntimeError as e:" in body
+    assert (
+        "'pick_rows(): index [2, 0] is out of bounds for the tensor at' in ' '.join(str(e).split())"
+        in body
+    )
+    # imports hoisted to the file's block, once each
+    assert text.count("import torch\n") == 1 and "\nimport buggy_ops\n" in text
+    assert "import buggy_ops" not in body
+
+
+def test_wrong_result_repro_uses_the_repros_check(tmp_path: Path) -> None:
+    folder = make_repro(tmp_path / "repros", 102, WRONG_CODE, title="row_means is wrong")
+    spec = testgen.repro_spec(testgen.read_repro(folder))
+    text = new_file(spec, tmp_path)
+    body = ast.unparse(method_of(text, spec.name))
+    assert (
+        "torch.testing.assert_close(actual, expected, atol=1e-08, rtol=1e-05, check_device=False)"
+        in body
+    )
+    assert "print(" not in body  # the printed comparison is now an assertion
+    assert spec.only == "cpu" and "@onlyCPU" in text  # the code uses no device
+
+
+def test_cuda_only_repro_is_only_cuda_without_hard_coded_cuda(tmp_path: Path) -> None:
+    folder = make_repro(tmp_path / "repros", 104, CUDA_COMPARE_CODE, labels=["module: cuda"])
+    spec = testgen.repro_spec(testgen.read_repro(folder))
+    text = new_file(spec, tmp_path)
+    assert spec.only == "cuda" and "    @onlyCUDA\n" in text
+    assert "x.to(device)" in text and ".cuda()" not in text
+
+
+def test_compile_repro_uses_dynamo_test_case_and_compares_eager(tmp_path: Path) -> None:
+    sig = Signature("RuntimeError", "pick_rows(): index [0, 1] is out of bounds", "traceback")
+    folder = make_repro(tmp_path / "repros", 103, COMPILE_CODE, sig, labels=["oncall: pt2"])
+    spec = testgen.repro_spec(testgen.read_repro(folder))
+    assert spec.dynamo and spec.area == "dynamo"  # backend="eager", no inductor label
+    rel, why = testgen.default_path(spec, None)
+    assert rel == "test/dynamo/test_issue_103.py" and "eager" in why
+    text = new_file(spec, tmp_path)
+    assert "from torch._dynamo.test_case import run_tests, TestCase" in text
+    assert '# Owner(s): ["module: dynamo"]' in text
+    body = ast.unparse(method_of(text, spec.name))
+    assert "__name__" not in body  # the main block was unwrapped
+    assert "self.assertEqual(out, pick_first_two(x))" in body
+
+
+def test_labels_place_the_test(tmp_path: Path) -> None:
+    folder = make_repro(
+        tmp_path / "repros",
+        105,
+        CRASH_CODE,
+        CRASH_SIGNATURE,
+        labels=["triaged", "module: inductor"],
+    )
+    spec = testgen.repro_spec(testgen.read_repro(folder))
+    assert testgen.default_path(spec, None) == (
+        "test/inductor/test_issue_105.py",
+        "the issue's label 'module: inductor'",
+    )
+    assert testgen.default_path(spec, "nn")[0] == "test/nn/test_issue_105.py"
+
+
+def test_bad_repro_folders(tmp_path: Path) -> None:
+    with pytest.raises(BadInput, match="is not a repro folder"):
+        testgen.read_repro(tmp_path / "missing")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(BadInput, match=r"has no meta\.json"):
+        testgen.read_repro(tmp_path / "empty")
+    folder = make_repro(tmp_path / "repros", 106, CRASH_CODE, CRASH_SIGNATURE)
+    script = (folder / "repro.py").read_text()
+    (folder / "repro.py").write_text(script.replace("# ---- end of the issue's code ----\n", ""))
+    with pytest.raises(BadInput, match="lost the markers"):
+        testgen.read_repro(folder)
+    (folder / "meta.json").write_text("{not json")
+    with pytest.raises(BadInput, match="not valid JSON"):
+        testgen.read_repro(folder)
+
+
+def test_incomplete_repros_must_be_completed_first(tmp_path: Path) -> None:
+    unknown = make_repro(tmp_path / "repros", 107, "import torch\nprint(torch.ones(2))\n")
+    with pytest.raises(
+        BadInput, match=r"INCOMPLETE: check\(\) in repro.py is not filled in yet"
+    ) as info:
+        testgen.read_repro(unknown)
+    assert "complete the repro first" in (info.value.hint or "")
+    broken = make_repro(
+        tmp_path / "repros", 108, "import torch\nx = torch.ones(2\n", CRASH_SIGNATURE
+    )
+    with pytest.raises(BadInput, match="INCOMPLETE: the issue's code does not parse"):
+        testgen.read_repro(broken)
+    # Filled in by hand: the check is used even though meta.json still says incomplete.
+    script = (
+        (unknown / "repro.py")
+        .read_text()
+        .replace(
+            '    raise NotImplementedError("fill in check()")',
+            "    assert torch.ones(2).sum() == 2",
+        )
+    )
+    (unknown / "repro.py").write_text(script)
+    source = testgen.read_repro(unknown)
+    assert json.loads((unknown / "meta.json").read_text())["incomplete"] is True
+    assert source.check == "assert torch.ones(2).sum() == 2\n" and source.notes
+
+
+def test_a_file_breaking_the_conventions_is_refused(tmp_path: Path) -> None:
+    """The scaffold runs the hooks' rules on what it generates: a hard-coded CUDA device in a
+    device-generic test would be our bug, so it is never written."""
+    spec = testgen.skeleton_spec("test_x", "indexing")
+    spec.method = spec.method.replace("device=device, dtype=dtype)", 'device="cuda", dtype=dtype)')
+    with pytest.raises(AssertionError, match="CK505"):
+        testgen.plan_new_file(spec, tmp_path / "test/test_x.py", "test/test_x.py", tmp_path, "test")
+
+
+def test_hoisting_keeps_conflicting_and_shared_line_imports_local() -> None:
+    harness = {spec.bound: spec for spec in testgen.file_imports(False)}
+    code = "import torch\nfrom unittest import TestCase\nimport os; import sys\nimport numpy as np\nx = np.ones(2)\n"
+    rest, hoisted, _ = testgen.hoist_imports(code, harness)
+    assert hoisted == [ImportSpec("torch"), ImportSpec("numpy", None, "np")]
+    assert rest == "from unittest import TestCase\nimport os; import sys\nx = np.ones(2)\n"
+
+
+@settings(max_examples=40, deadline=None)
+@given(title=st.text(min_size=1, max_size=60))
+def test_issue_titles_stay_data(tmp_path_factory: pytest.TempPathFactory, title: str) -> None:
+    folder = make_repro(tmp_path_factory.mktemp("r"), 109, CRASH_CODE, CRASH_SIGNATURE, title=title)
+    spec = testgen.repro_spec(testgen.read_repro(folder))
+    tree = ast.parse("class T:\n" + indent_block(spec.method, "    "))
+    doc = ast.get_docstring(tree.body[0].body[0]) or ""  # type: ignore[attr-defined, arg-type]
+    assert one_line(title) in doc
+
+
+DYNAMO_FILE = """# Owner(s): ["module: dynamo"]
+import torch
+import torch._dynamo.test_case
+from torch.testing._internal.common_utils import TestCase
+
+
+class ReproTests(torch._dynamo.test_case.TestCase):
+    def test_old(self):
+        self.assertTrue(True)
+
+
+class PlainTests(TestCase):
+    def test_old(self):
+        self.assertTrue(True)
+
+
+if __name__ == "__main__":
+    from torch._dynamo.test_case import run_tests
+
+    run_tests()
+"""
+
+
+def test_into_a_plain_class_sets_the_device_itself(tmp_path: Path) -> None:
+    target = tmp_path / "test_repros.py"
+    target.write_text(DYNAMO_FILE)
+    sig = Signature("RuntimeError", "pick_rows(): index [0, 1] is out of bounds", "traceback")
+    compiled = testgen.read_repro(make_repro(tmp_path / "repros", 103, COMPILE_CODE, sig))
+    cuda_only = testgen.read_repro(make_repro(tmp_path / "repros", 104, CUDA_COMPARE_CODE))
+
+    plan = testgen.plan_into(
+        lambda g: testgen.repro_spec(compiled, None, g), target, "t.py", "ReproTests", None
+    )
+    assert plan.summary["device_generic"] is False
+    assert not any("reset dynamo" in note for note in plan.summary["notes"])
+    assert "    def test_issue_103_pick_rows_crashes_on_cuda(self):\n" in plan.after
+    assert inserted_lines(DYNAMO_FILE, plan.after)[0] == "import buggy_ops\n"
+
+    plain = testgen.plan_into(
+        lambda g: testgen.repro_spec(cuda_only, None, g), target, "t.py", "PlainTests", None
+    )
+    method = method_of(plain.after, "test_issue_104_pick_rows_crashes_on_cuda")
+    assert [ast.unparse(d) for d in method.decorator_list] == [
+        "unittest.skipIf(not TEST_CUDA, 'requires CUDA')"
+    ]
+    assert ast.unparse(method.body[1]) == "device = 'cuda'"
+    assert plain.summary["imports_added"] == [
+        "import unittest",
+        "from torch.testing._internal.common_cuda import TEST_CUDA",
+    ]
+    # A compile test in a class that does not reset dynamo gets a note.
+    noted = testgen.plan_into(
+        lambda g: testgen.repro_spec(compiled, "test_again", g), target, "t.py", "PlainTests", None
+    )
+    assert "does not reset dynamo" in noted.summary["notes"][-1]
+    with pytest.raises(BadInput, match="PlainTests already has test_old"):
+        testgen.plan_into(
+            lambda g: testgen.repro_spec(compiled, "test_old", g),
+            target,
+            "t.py",
+            "PlainTests",
+            None,
+        )
+    assert target.read_text() == DYNAMO_FILE  # planning writes nothing
+
+
+def test_signature_matching_code() -> None:
+    builtin = testgen._signature_checks(
+        {
+            "exc_type": "RuntimeError",
+            "message": "shape <n> at <addr> is invalid for input of size 4",
+        }
+    )
+    assert builtin == {
+        "catch": "RuntimeError",
+        "exc_name": "",
+        "fragment": "is invalid for input of size 4",
+        "matches": ["same_message"],
+    }
+    dotted = testgen._signature_checks(
+        {"exc_type": "torch._dynamo.exc.BackendCompilerFailed", "message": "oops"}
+    )
+    assert dotted == {
+        "catch": "Exception",
+        "exc_name": "BackendCompilerFailed",
+        "fragment": "",  # too short to tell errors apart
+        "matches": ["same_type"],
+    }
