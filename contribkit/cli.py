@@ -139,6 +139,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (KeyboardInterrupt, click.Abort):
         print_error("interrupted")
         return int(ExitCode.INTERRUPTED)
+    except BrokenPipeError:  # `contribkit … | head`: the reader left; nothing to report
+        sys.stderr.close()
+        return int(ExitCode.FAILED)
+    except OSError as exc:  # a path the user gave cannot be read or written
+        _print_traceback()
+        where = f": {exc.filename}" if exc.filename else ""
+        print_error(
+            f"{exc.strerror or type(exc).__name__}{where}",
+            "check that the path exists and that you may read or write it",
+        )
+        return int(ExitCode.USAGE)
     except Exception as exc:  # an unexpected failure: still one line unless -v
         _print_traceback()
         print_error(

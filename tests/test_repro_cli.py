@@ -206,3 +206,31 @@ def test_cached_render_never_mixes_up_issues(run_cli, tmp_path: Path) -> None:
         meta = json.loads((out / "meta.json").read_text())
         assert (meta["number"], meta["labels"]) == (number, labels)
         assert f"issue='o/r#{number}'" in (out / "repro.py").read_text()
+
+
+def test_output_inside_the_repo_hides_only_what_it_wrote(run_cli, fork_repo: Path) -> None:  # type: ignore[no-untyped-def]
+    """`-o` into a tracked folder excludes the written files, never the folder: a new test
+    beside them must still show in `git status`."""
+    assert run_cli("repro", "--example", "-o", "test/scratch", cwd=fork_repo).returncode == 0
+    assert run_cli("repro", "--example", "-o", ".", cwd=fork_repo).returncode == 0
+    assert run_cli("repro", "--example", cwd=fork_repo).returncode == 0
+    exclude = (fork_repo / ".git" / "info" / "exclude").read_text().splitlines()
+    assert "/test/" not in exclude and "/" not in exclude
+    assert {"/test/scratch/repro.py", "/repro.py", "/repros/"} <= set(exclude)
+    (fork_repo / "test" / "test_new.py").write_text("x = 1\n")
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=fork_repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert status.splitlines() == ["?? test/test_new.py"], status
+
+
+@pytest.mark.parametrize(
+    ("output", "needle"),
+    [("/dev/null/x", "Not a directory: /dev/null/x"), ("/proc/x", "/proc/x")],
+)
+def test_unwritable_output_is_bad_input(run_cli, tmp_path: Path, output: str, needle: str) -> None:  # type: ignore[no-untyped-def]
+    one_line_error(run_cli("repro", "--example", "-o", output, cwd=tmp_path), 2, needle)

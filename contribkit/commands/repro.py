@@ -18,6 +18,23 @@ def default_out_dir(ws: Workspace, name: str) -> Path:
     return base / str(ws.settings.get("repros_dir")) / name
 
 
+def scratch_patterns(ws: Workspace, out_dir: Path, written: list[str]) -> tuple[str, ...]:
+    """The ``.git/info/exclude`` lines that keep what was written out of commits.
+
+    The repros folder is excluded whole; anywhere else in the repo (``-o test/x``), only the
+    files written are, so that no other new file there is hidden from ``git status``.
+    """
+    assert ws.root is not None
+    root = ws.root.resolve()
+    target = out_dir.resolve()
+    if not target.is_relative_to(root):
+        return ()
+    repros = default_out_dir(ws, "x").parent.resolve()
+    if target.is_relative_to(repros) and repros != root:
+        return (f"/{repros.relative_to(root).as_posix()}/",)
+    return tuple(f"/{Path(path).resolve().relative_to(root).as_posix()}" for path in written)
+
+
 @click.command()
 @click.argument("issue", required=False, metavar="[ISSUE]")
 @click.option(
@@ -127,9 +144,10 @@ def repro(
             warn(message)
         return 0
     actions = write_outputs(plan.output_files(out_dir), force=force, dry_run=dry_run)
-    if not dry_run and ws.root is not None and out_dir.resolve().is_relative_to(ws.root.resolve()):
-        rel = out_dir.resolve().relative_to(ws.root.resolve()).parts[0]
-        ensure_excluded(ws.root, (f"/{rel}/",))
+    if not dry_run and ws.root is not None:
+        patterns = scratch_patterns(ws, out_dir, list(actions))
+        if patterns:
+            ensure_excluded(ws.root, patterns)
     here = Path.cwd().resolve()
     shown = os.path.relpath(out_dir) if out_dir.resolve().is_relative_to(here) else str(out_dir)
     summary = {
