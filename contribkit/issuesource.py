@@ -59,8 +59,12 @@ def _login(user: Any) -> str | None:
     return user if isinstance(user, str) else None
 
 
+GH_VIEW_FIELDS = "number,title,body,labels,comments,author,url,state,createdAt,updatedAt"
+
+
 def issue_from_json(data: dict[str, Any], repo: str | None = None) -> Issue:
-    """An Issue from GitHub's issue JSON, or from a saved variant of it (string users/labels)."""
+    """An Issue from GitHub's issue JSON, from ``gh issue view --json`` (``author``, ``url``,
+    camelCase dates), or from a saved variant of either (string users and labels)."""
     labels = [
         lab.get("name", "") if isinstance(lab, dict) else str(lab)
         for lab in data.get("labels") or []
@@ -71,27 +75,34 @@ def issue_from_json(data: dict[str, Any], repo: str | None = None) -> Issue:
         if isinstance(c, dict):
             comments.append(
                 Comment(
-                    author=_login(c.get("user")) or c.get("author") or "unknown",
+                    author=_login(c.get("user")) or _login(c.get("author")) or "unknown",
                     body=c.get("body") or "",
-                    created_at=c.get("created_at") or c.get("date"),
+                    created_at=c.get("created_at") or c.get("createdAt") or c.get("date"),
                 )
             )
     number = data.get("number")
+    state = data.get("state")
+    url = data.get("html_url") or _web_url(data.get("url"))
     return Issue(
         title=str(data.get("title") or ""),
         body=data.get("body") or "",
         number=int(number)
         if isinstance(number, int) or (isinstance(number, str) and number.isdigit())
         else None,
-        repo=repo or data.get("repo") or _repo_from_url(data.get("html_url")),
-        url=data.get("html_url") or data.get("url"),
+        repo=repo or data.get("repo") or _repo_from_url(url),
+        url=url,
         labels=[lab for lab in labels if lab],
-        state=data.get("state"),
-        author=_login(data.get("user")),
-        created_at=data.get("created_at"),
-        updated_at=data.get("updated_at"),
+        state=state.lower() if isinstance(state, str) else None,
+        author=_login(data.get("user")) or _login(data.get("author")),
+        created_at=data.get("created_at") or data.get("createdAt"),
+        updated_at=data.get("updated_at") or data.get("updatedAt"),
         comments=comments,
     )
+
+
+def _web_url(url: Any) -> str | None:
+    """gh's ``url`` is the web address; the REST API's is the API's, which a reader can't open."""
+    return url if isinstance(url, str) and _URL.match(url) else None
 
 
 def _repo_from_url(url: Any) -> str | None:
@@ -139,13 +150,13 @@ def load_issue_file(path: str) -> Fetched:
         except ValueError as exc:
             raise BadInput(
                 f"{name}: invalid JSON ({exc})",
-                "save the issue with `gh issue view N --json title,body,...`",
+                f"save the issue with `gh issue view N --json {GH_VIEW_FIELDS}`",
             ) from exc
         problem = _not_issue_json(data)
         if problem:
             raise BadInput(
                 f"{name} is not GitHub issue JSON ({problem})",
-                "save it with `gh issue view N --json number,title,body,labels,comments`",
+                f"save it with `gh issue view N --json {GH_VIEW_FIELDS}`",
             )
         if data.get("body_complete") is False:
             warnings.append(

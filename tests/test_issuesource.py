@@ -13,6 +13,7 @@ from contribkit.auth import resolve_token
 from contribkit.config import load_settings
 from contribkit.errors import AuthRequired, BadInput, CheckFailed
 from contribkit.ghclient import GitHubUnavailable
+from contribkit.issueparse import parse_issue
 from contribkit.issuesource import fetch_issue, load_issue_file, parse_issue_ref
 from tests.fakegithub import FakeGitHub
 
@@ -264,3 +265,39 @@ def test_malformed_issue_json_is_rejected(tmp_path: Path, text: str, why: str) -
 def test_directory_is_not_a_file(tmp_path: Path) -> None:
     with pytest.raises(BadInput, match="is a directory"):
         load_issue_file(str(tmp_path))
+
+
+def test_gh_issue_view_json(tmp_path: Path) -> None:
+    """The shape `gh issue view --json` writes: `author` objects, `url`, camelCase dates, and
+    upper-case state. The author's comment is a code source like any other."""
+    saved = tmp_path / "gh.json"
+    saved.write_text(
+        json.dumps(
+            {
+                "number": 77,
+                "title": "sum is wrong",
+                "body": "No code here, see below.",
+                "author": {"login": "reporter", "name": "R"},
+                "url": "https://github.com/pytorch/pytorch/issues/77",
+                "state": "OPEN",
+                "createdAt": "2026-01-02T03:04:05Z",
+                "labels": [{"name": "module: nn", "color": "fff"}],
+                "comments": [
+                    {
+                        "author": {"login": "reporter"},
+                        "body": "```python\nimport torch\nprint(torch.ones(2).sum())\n```",
+                        "createdAt": "2026-01-03T00:00:00Z",
+                    }
+                ],
+            }
+        )
+    )
+    issue = load_issue_file(str(saved)).issue
+    assert (issue.author, issue.repo, issue.state) == ("reporter", REPO, "open")
+    assert issue.url == "https://github.com/pytorch/pytorch/issues/77"
+    assert issue.created_at == "2026-01-02T03:04:05Z" and issue.labels == ["module: nn"]
+    assert [(c.author, c.created_at) for c in issue.comments] == [
+        ("reporter", "2026-01-03T00:00:00Z")
+    ]
+    parsed = parse_issue(issue)
+    assert "torch.ones(2).sum()" in parsed.code and parsed.code_source == "comment by @reporter"
