@@ -113,6 +113,28 @@ def dotted(node: ast.AST) -> str:
     return ""
 
 
+def import_aliases(tree: ast.AST) -> dict[str, str]:
+    """Local names bound by imports -> the dotted names they stand for
+    (``import torch as th`` -> ``th: torch``; ``from torch import compile`` -> ``compile: torch.compile``)."""
+    aliases: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    aliases[alias.asname] = alias.name
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return aliases
+
+
+def qualified(node: ast.AST, aliases: dict[str, str]) -> str:
+    """``dotted(node)`` with its first name resolved through ``aliases``."""
+    name = dotted(node)
+    head, dot, rest = name.partition(".")
+    return aliases[head] + dot + rest if head in aliases else name
+
+
 def _device_string(node: ast.AST) -> str | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         value = node.value.strip()
@@ -124,9 +146,10 @@ def _device_string(node: ast.AST) -> str | None:
 
 
 class _Visitor(ast.NodeVisitor):
-    def __init__(self, facts: CodeFacts, source: str) -> None:
+    def __init__(self, facts: CodeFacts, source: str, aliases: dict[str, str]) -> None:
         self.facts = facts
         self.source = source
+        self.aliases = aliases
         self.handled: set[int] = set()  # ids of string constants the rewrite covers
         self.compiled: dict[str, str] = {}  # name bound to torch.compile(f) -> f
 
@@ -179,7 +202,7 @@ class _Visitor(ast.NodeVisitor):
             if (
                 isinstance(target, ast.Name)
                 and isinstance(node.value, ast.Call)
-                and dotted(node.value.func) == "torch.compile"
+                and self.qualified(node.value.func) == "torch.compile"
                 and node.value.args
             ):
                 self.compiled[target.id] = dotted(node.value.args[0])
@@ -195,7 +218,7 @@ class _Visitor(ast.NodeVisitor):
                 self.device_literal(default, f"default of {arg.arg}")
         for deco in node.decorator_list:
             target = deco.func if isinstance(deco, ast.Call) else deco
-            if dotted(target) == "torch.compile":
+            if self.qualified(target) == "torch.compile":
                 self.note_compile(deco)
         self.generic_visit(node)
 
@@ -212,9 +235,12 @@ class _Visitor(ast.NodeVisitor):
                 ) and kw.value.value not in self.facts.compile_backends:
                     self.facts.compile_backends.append(kw.value.value)
 
+    def qualified(self, node: ast.AST) -> str:
+        return qualified(node, self.aliases)
+
     def visit_Call(self, node: ast.Call) -> None:
-        name = dotted(node.func)
-        method = node.func.attr if isinstance(node.func, ast.Attribute) else name
+        name = self.qualified(node.func)
+        method = node.func.attr if isinstance(node.func, ast.Attribute) else name.split(".")[-1]
         if name == "torch.compile" or name.endswith("._dynamo.optimize"):
             self.note_compile(node)
             if (
@@ -279,7 +305,9 @@ def _module_names(tree: ast.Module) -> set[str]:
     return names
 
 
-def _find_comparison(tree: ast.Module, compiled: dict[str, str]) -> Comparison | None:
+def _find_comparison(
+    tree: ast.Module, compiled: dict[str, str], aliases: dict[str, str]
+) -> Comparison | None:
     module_names = _module_names(tree)
 
     def simple(node: ast.AST) -> str | None:
@@ -303,7 +331,7 @@ def _find_comparison(tree: ast.Module, compiled: dict[str, str]) -> Comparison |
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
-        style = _COMPARE_CALLS.get(dotted(node.func))
+        style = _COMPARE_CALLS.get(qualified(node.func, aliases))
         if style and len(node.args) >= 2:
             a, b = simple(node.args[0]), simple(node.args[1])
             if a and b:
@@ -334,11 +362,14 @@ def _find_comparison(tree: ast.Module, compiled: dict[str, str]) -> Comparison |
     for opt, fn in compiled.items():
         if calls.get(opt) and calls.get(fn):
             return Comparison(actual=calls[opt][0], expected=calls[fn][0], style="assert_close")
-    return _printed_pair(tree, compiled, simple)
+    return _printed_pair(tree, compiled, aliases, simple)
 
 
 def _printed_pair(
-    tree: ast.Module, compiled: dict[str, str], simple: Callable[[ast.AST], str | None]
+    tree: ast.Module,
+    compiled: dict[str, str],
+    aliases: dict[str, str],
+    simple: Callable[[ast.AST], str | None],
 ) -> Comparison | None:
     """eager vs compiled without names for the results, e.g. ``print(f(x))`` then
     ``print(torch.compile(f)(x))``: check() calls both again on the same module-level inputs."""
@@ -364,7 +395,7 @@ def _printed_pair(
             continue
         if (
             isinstance(node.func, ast.Call)
-            and dotted(node.func.func) == "torch.compile"
+            and qualified(node.func.func, aliases) == "torch.compile"
             and node.func.args
         ):
             fn = simple(node.func.args[0])
@@ -393,9 +424,10 @@ def analyse(code: str) -> CodeFacts:
         if re.search(r"\.cuda\(|['\"]cuda(:\d+)?['\"]", code):
             facts.unsafe_cuda.append("code that does not parse mentions CUDA")
         return facts
-    visitor = _Visitor(facts, code)
+    aliases = import_aliases(tree)
+    visitor = _Visitor(facts, code, aliases)
     visitor.visit(tree)
-    facts.comparison = _find_comparison(tree, visitor.compiled)
+    facts.comparison = _find_comparison(tree, visitor.compiled, aliases)
     return facts
 
 

@@ -136,6 +136,13 @@ def code_notes(facts: CodeFacts, rewrite: bool, contrast: bool) -> list[str]:
     return notes
 
 
+def mark_line(code: str, line: int | None, why: str | None) -> str:
+    """``code`` with a comment line under ``line`` that points at the syntax error."""
+    lines = code.split("\n")
+    at = min(max(line or len(lines), 1), len(lines))
+    return "\n".join([*lines[:at], f"# ^^^ contribkit: does not parse here ({why})", *lines[at:]])
+
+
 def plan_repro(issue: Issue, parsed: ParsedIssue) -> ReproPlan:
     code = parsed.code.strip("\n")
     facts = analyse(code) if code else CodeFacts()
@@ -147,12 +154,27 @@ def plan_repro(issue: Issue, parsed: ParsedIssue) -> ReproPlan:
     if code and rewrite:
         code = apply_edits(code, facts.edits)
     incomplete = None
+    notes = code_notes(facts, rewrite, parsed.contrasts_devices)
     if code and not facts.parses:
         incomplete = (
             f"the issue's code does not parse (line {facts.syntax_error_line} of the code: "
             f"{facts.syntax_error}); fix it in repro.py, uncomment it, and set incomplete=None"
         )
-    if not code:
+        notes.insert(
+            0,
+            f"Kept as comments: line {facts.syntax_error_line} does not parse "
+            f"({facts.syntax_error}); a 'contribkit:' line below it marks the place.",
+        )
+        code = mark_line(code, facts.syntax_error_line, facts.syntax_error)
+    elif not code and signature:  # a crash without code: the signature decides, once written
+        incomplete = (
+            "the issue has no code: write the reproduction in repro.py, then set incomplete=None"
+        )
+        code = (
+            "The issue has no code. Write the reproduction here: "
+            "it is REPRODUCED when it raises the signature above."
+        )
+    elif not code:
         code = "The issue has no code. Write the reproduction here, then fill in check()."
     if not code_runs:
         check = "none" if incomplete else "fill"
@@ -166,7 +188,9 @@ def plan_repro(issue: Issue, parsed: ParsedIssue) -> ReproPlan:
     kind_text = {
         "crash": "crash (REPRODUCED when the code raises the signature below)",
         "wrong-result": "wrong result (REPRODUCED when check() fails)",
-        "unknown": "unknown (no traceback or comparison found: fill in check())",
+        "unknown": "unknown (no traceback or comparison found: fill in check())"
+        if check == "fill"
+        else "unknown (no traceback or comparison found)",
     }[kind]
     env = parsed.env
     reporter_env = [
@@ -186,7 +210,7 @@ def plan_repro(issue: Issue, parsed: ParsedIssue) -> ReproPlan:
         "actual": parsed.actual or "(not stated)",
         "reporter_env": reporter_env,
         "code_source": parsed.code_source or "(no code in the issue)",
-        "code_notes": code_notes(facts, rewrite, parsed.contrasts_devices) + parsed.warnings,
+        "code_notes": notes + parsed.warnings,
         "version": __version__,
         "input_hash": digest,
         "runtime": runtime_source(),

@@ -46,10 +46,13 @@ def signature_matches(exc: BaseException, exc_type: str, message: str) -> bool:
     wanted = exc_type.rsplit(".", 1)[-1]
     if wanted not in {cls.__name__ for cls in type(exc).__mro__}:
         return False
-    if not message:
-        return True
+    return not message or message_matches(message, normalise_message(str(exc)))
+
+
+def message_matches(message: str, text: str) -> bool:
+    """True when the normalised ``text`` is the issue's normalised error ``message``."""
     want = _NUMBER.sub("<n>", message)
-    got = _NUMBER.sub("<n>", normalise_message(str(exc)))
+    got = _NUMBER.sub("<n>", text)
     if not got:
         return False
     if want == got or (len(want) >= 10 and want in got) or (len(got) >= 10 and got in want):
@@ -62,6 +65,48 @@ def signature_matches(exc: BaseException, exc_type: str, message: str) -> bool:
 def describe(exc: BaseException) -> str:
     text = normalise_message(str(exc))
     return type(exc).__name__ + ": " + text if text else type(exc).__name__
+
+
+class _Tee:
+    """Passes writes through to a stream and keeps the last ``limit`` characters of them."""
+
+    def __init__(self, stream: Any, limit: int = 1 << 20) -> None:
+        self._stream = stream
+        self._limit = limit
+        self._chunks: List[str] = []
+        self._size = 0
+
+    def write(self, text: str) -> int:
+        self._chunks.append(text)
+        self._size += len(text)
+        if self._size > 2 * self._limit:  # trim now and then: writes stay O(1) on average
+            kept = self.seen
+            self._chunks, self._size = [kept], len(kept)
+        return int(self._stream.write(text))
+
+    @property
+    def seen(self) -> str:
+        return "".join(self._chunks)[-self._limit :]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def printed_signature(text: str, exc_type: str, message: str) -> str:
+    """The line of ``text`` that shows the error ``exc_type: message``, or "".
+
+    Issue code often catches the error and prints it (``except Exception as e: print(e)``), or
+    prints its traceback; either way the line is the message, maybe after ``Type: ``.
+    """
+    wanted = exc_type.rsplit(".", 1)[-1]
+    for line in text.splitlines():
+        line = line.strip()
+        head, sep, rest = line.partition(": ")
+        if sep and head.rsplit(".", 1)[-1] == wanted:
+            line = rest
+        if line and message_matches(message, normalise_message(line)):
+            return line
+    return ""
 
 
 class Repro:
@@ -86,6 +131,8 @@ class Repro:
         self.as_json = False
         self.exit_requested: List[Any] = []
         self._done = False
+        self._stdout: Optional[_Tee] = None
+        self._stderr: Optional[_Tee] = None
 
     # -- start ------------------------------------------------------------------------
     def start(self, argv: Optional[List[str]] = None) -> str:
@@ -101,6 +148,9 @@ class Repro:
         sys.argv = sys.argv[:1] + rest  # the issue's code may read its own arguments
         self.as_json = args.json
         self.device = args.device or os.environ.get("CONTRIBKIT_DEVICE") or self.default_device
+        if self.signature and self.signature.get("message"):
+            sys.stdout = self._stdout = _Tee(sys.stdout)
+            sys.stderr = self._stderr = _Tee(sys.stderr)
         sys.excepthook = self._excepthook
         atexit.register(self._at_exit)
         self._wrap_sys_exit()
@@ -163,10 +213,19 @@ class Repro:
             except Exception as exc:
                 self.verdict("CANNOT_RUN", "check() raised " + describe(exc))
             self.verdict("NOT_REPRODUCED", "check passed on " + self.device)
-        expected = self._expected()
-        self.verdict(
-            "NOT_REPRODUCED", "completed on " + self.device + " without " + (expected or "an error")
-        )
+        self._completed("completed on " + self.device)
+
+    def _completed(self, how: str) -> NoReturn:
+        """The code ended without raising: REPRODUCED if it printed the issue's error itself."""
+        sig = self.signature
+        if sig and sig.get("message"):
+            seen = "".join(t.seen for t in (self._stdout, self._stderr) if t is not None)
+            line = printed_signature(seen, sig["exc_type"], sig["message"])
+            if line:
+                self.verdict(
+                    "REPRODUCED", "the issue's code caught and printed the error: " + line[:200]
+                )
+        self.verdict("NOT_REPRODUCED", how + " without " + (self._expected() or "an error"))
 
     def _expected(self) -> str:
         if not self.signature:
@@ -203,7 +262,7 @@ class Repro:
             self.verdict(
                 "CANNOT_RUN", "the issue's code exited with " + repr(self.exit_requested[-1])
             )
-        self.verdict("NOT_REPRODUCED", "the issue's code exited cleanly on " + self.device)
+        self._completed("the issue's code exited cleanly on " + self.device)
 
     def verdict(self, verdict: str, detail: str) -> NoReturn:
         self._done = True

@@ -139,3 +139,25 @@ def test_printed_eager_and_compiled_results_are_compared() -> None:
         "print(torch.compile(f)(torch.randn(2)))\n"
     )
     assert random_inputs.comparison is None  # fresh random inputs cannot be compared
+
+
+def test_import_aliases_are_resolved() -> None:
+    """`import torch as th`, `from torch import compile`: the same facts as the plain names."""
+    facts = analyse(
+        "import torch as th\n"
+        "from torch import compile as tc\n"
+        "from torch.testing import assert_close\n"
+        "def f(x):\n    return x.sin()\n"
+        "opt = th.compile(f, backend='aot_eager')\n"
+        "g = tc(f)\n"
+        "x = th.ones(3, device='cuda')\n"
+        "a = f(x)\nb = opt(x)\n"
+        "print(th.allclose(a, b))\n"
+        "th.cuda.synchronize()\n"
+    )
+    assert facts.uses_compile and facts.compile_backends == ["aot_eager", "inductor"]
+    assert facts.comparison and (facts.comparison.actual, facts.comparison.expected) == ("a", "b")
+    assert facts.unsafe_cuda == ["line 12: torch.cuda.synchronize()"]
+    direct = analyse("from torch.testing import assert_close as ac\nimport torch\n"
+                     "a = torch.ones(1)\nb = a\nac(a, b)\n")  # fmt: skip
+    assert direct.comparison and direct.comparison.style == "assert_close"

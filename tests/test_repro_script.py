@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -91,6 +92,22 @@ def test_benign_code_is_not_reproduced(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    "handler",
+    ["    print(e)\n", "    print(f'{type(e).__name__}: {e}')\n", "    traceback.print_exc()\n"],
+)
+def test_error_caught_and_printed_by_the_issue_is_reproduced(tmp_path: Path, handler: str) -> None:
+    """Issue code that catches the error and prints it still reproduces: no false all-clear."""
+    body = "".join("    " + line + "\n" for line in INDEX_ADD.splitlines()[1:])
+    caught = f"import traceback\nimport torch\ntry:\n{body}except Exception as e:\n{handler}"
+    code, last, _ = run(generate(tmp_path, caught, INDEX_ADD_SIG))
+    assert code == 1, last
+    assert last.startswith(
+        "contribkit-verdict: REPRODUCED the issue's code caught and printed the error: "
+    ), last
+    assert "must have the same scalar type" in last
+
+
 def test_different_exception_cannot_run(tmp_path: Path) -> None:
     other = "import torch\ntorch.ones(2) @ torch.ones(3)\n"
     code, last, _ = run(generate(tmp_path, other, INDEX_ADD_SIG))
@@ -146,11 +163,26 @@ def test_wrong_result_check_is_filled_in(tmp_path: Path) -> None:
 
 
 def test_no_code_and_bad_code_are_incomplete(tmp_path: Path) -> None:
-    code, last, _ = run(generate(tmp_path / "a", "", INDEX_ADD_SIG))
-    assert code == 125 and last == "contribkit-verdict: CANNOT_RUN INCOMPLETE: fill in check()"
+    no_code = generate(tmp_path / "a", "", INDEX_ADD_SIG)
+    assert "def check" not in no_code.read_text()  # a crash is decided by its signature
+    code, last, _ = run(no_code)
+    assert code == 125 and last == (
+        "contribkit-verdict: CANNOT_RUN INCOMPLETE: the issue has no code: write the "
+        "reproduction in repro.py, then set incomplete=None"
+    )
+    # Once the reproduction is written and incomplete=None is set, the signature decides.
+    text = re.sub(r"incomplete=(['\"])", r"incomplete=None and \1", no_code.read_text(), count=1)
+    no_code.write_text(text.replace("# ---- end of the issue's code", INDEX_ADD + "# ---- end", 1))
+    code, last, _ = run(no_code)
+    assert code == 1 and "REPRODUCED RuntimeError: index_add_()" in last
     script = generate(tmp_path / "b", "import torch\nx = torch.ones(2\nprint(x)\n", INDEX_ADD_SIG)
-    ast.parse(script.read_text())  # always valid Python
-    assert "# x = torch.ones(2" in script.read_text()
+    text = script.read_text()
+    ast.parse(text)  # always valid Python
+    assert (
+        "# x = torch.ones(2\n# # ^^^ contribkit: does not parse here ('(' was never closed)\n"
+        in text
+    )
+    assert "def check" not in text
     code, last, _ = run(script)
     assert (
         code == 125
@@ -263,3 +295,11 @@ def test_printed_eager_vs_compiled_gets_a_check(tmp_path: Path) -> None:
     code_, last, err = run(script)
     assert code_ == 0, err
     assert "NOT_REPRODUCED check passed on cpu" in last
+
+
+def test_aliased_torch_gets_a_working_check(tmp_path: Path) -> None:
+    """`import torch as th`: check() still compares, with its own torch."""
+    code = "import torch as th\na = th.ones(3)\nb = a * 2\nprint(th.allclose(a, b))\n"
+    status, last, err = run(generate(tmp_path, code))
+    assert status == 1, err
+    assert last.startswith("contribkit-verdict: REPRODUCED check failed: "), last

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from contribkit.reprolib import normalise_message, signature_matches
+from contribkit.reprolib import normalise_message, printed_signature, signature_matches
 
 
 class BackendCompilerFailed(RuntimeError):
@@ -58,3 +58,12 @@ def test_same_failure_matches(exc: BaseException, exc_type: str, message: str) -
 )
 def test_different_failure_does_not_match(exc: BaseException, exc_type: str, message: str) -> None:
     assert not signature_matches(exc, exc_type, message)
+
+
+def test_printed_signature_finds_the_error_line_only() -> None:
+    message = "index_add_(): self (Long) and source (Float) must have the same scalar type"
+    out = "tensor([0, 0])\nRuntimeError: index_add_(): self (Long) and source (Float) must have the same scalar type\n"
+    assert printed_signature(out, "RuntimeError", message).startswith("index_add_(): self")
+    assert printed_signature(out.split("\n", 1)[1][14:], "RuntimeError", message)  # bare message
+    assert not printed_signature("tensor([0, 0])\nall good\n", "RuntimeError", message)
+    assert not printed_signature(out, "RuntimeError", "expected a different failure entirely")
