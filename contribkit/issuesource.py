@@ -143,6 +143,10 @@ def load_issue_file(path: str) -> Fetched:
             )
         raw, name = file.read_bytes(), path
     text = decode_text(raw, name)
+    if not text.strip():
+        raise BadInput(
+            f"{name} is empty", "save the issue's body there first, or pass the issue number"
+        )
     warnings: list[str] = []
     if name.endswith(".json") or text.lstrip().startswith(("{", "[")):
         try:

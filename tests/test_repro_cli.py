@@ -176,6 +176,16 @@ def test_network_down_without_cache(run_cli, tmp_path: Path) -> None:
     one_line_error(proc, 1, "cannot reach GitHub")
 
 
+def test_empty_input_is_bad_input(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    empty = tmp_path / "empty.md"
+    empty.write_text("\n  \n")
+    one_line_error(run_cli("repro", "--from-file", str(empty), cwd=tmp_path), 2, "is empty")
+    one_line_error(
+        run_cli("repro", "--from-file", "-", input="", cwd=tmp_path), 2, "<stdin> is empty"
+    )
+    assert not (tmp_path / "repros").exists()
+
+
 def test_bad_files(run_cli, tmp_path: Path) -> None:
     latin = tmp_path / "latin.md"
     latin.write_bytes(b"caf\xe9 au lait\n")
