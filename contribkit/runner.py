@@ -262,8 +262,11 @@ def leg_argv(
     return argv
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_")[-120:]
+def artefact_stem(rel: str) -> str:
+    """A file name for ``rel``'s logs: readable, and unique even where two slugs meet
+    (``test/a/b.py`` and ``test/a_b.py``) or the path is cut short."""
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", rel).strip("_")[-100:]
+    return f"{slug}-{hashlib.sha256(rel.encode()).hexdigest()[:10]}"
 
 
 class LegRunner:
@@ -275,7 +278,8 @@ class LegRunner:
         self.options = options
 
     def paths_for(self, leg: Leg) -> tuple[Path, Path]:
-        name = f"{_slug(relpath(leg.target.path, self.root))}.{leg.device}.{leg.column.interpreter.index}"
+        stem = artefact_stem(relpath(leg.target.path, self.root))
+        name = f"{stem}.{leg.device}.{leg.column.interpreter.index}"
         return self.logs_dir / f"{name}.log", self.logs_dir / f"{name}.xml"
 
     def run(self, leg: Leg, gpu: str | None) -> Cell:

@@ -205,6 +205,27 @@ def test_device_generic_test_file_counts_from_junit(ck, fork_repo: Path) -> None
     assert test_rows == [["TestClampSign.test_sum", "FAIL", "-"]]  # only the failing test
 
 
+def test_files_whose_names_slug_alike_keep_their_own_logs(ck, fork_repo: Path) -> None:
+    write(fork_repo, "test/test_x/test_y.py", "def test_nested_ok():\n    pass\n")
+    write(fork_repo, "test/test_x_test_y.py", "def test_flat_bad():\n    assert False\n")
+    code, record = run_json(
+        ck, "test/test_x/test_y.py", "test/test_x_test_y.py", "--devices", "cpu", "-j", "2"
+    )
+    assert code == 1
+    got = cells(record)
+    nested = got[("test/test_x/test_y.py", "cpu", 1)]
+    flat = got[("test/test_x_test_y.py", "cpu", 1)]
+    assert nested["status"] == "PASS" and [t["name"] for t in nested["tests"]] == [
+        "test_y.test_nested_ok"
+    ]
+    assert flat["status"] == "FAIL" and [t["name"] for t in flat["tests"]] == [
+        "test_x_test_y.test_flat_bad"
+    ]
+    assert nested["log_path"] != flat["log_path"]
+    assert "1 passed" in (fork_repo / nested["log_path"]).read_text()
+    assert "1 failed" in (fork_repo / flat["log_path"]).read_text()
+
+
 def test_generic_test_name() -> None:
     assert generic_test_name("test.test_x.TestFooCPU", "test_bar_cpu_float32", "cpu") == (
         "TestFoo.test_bar_float32"
