@@ -440,7 +440,7 @@ def read_test_cell(cell: Cell, output: LegOutput, device: str, keyword: str | No
         cell.status = "FAIL"
         cell.detail = f"{bad[0].test_id}: {bad[0].message}"
     elif code == 5 or counts.total == 0:
-        cell.status = "SKIP"
+        # Nothing ran on a device that is there (a -k typo, a device torch does not see): ERROR.
         cell.detail = "no tests collected" + (f" for -k {keyword!r}" if keyword else "")
     elif code != 0:
         cell.status, cell.detail = "FAIL", f"pytest exit {code}"

@@ -202,10 +202,12 @@ def test_test_file_on_the_host_brings_back_its_junit(
     got = cells(record)
     assert list(got) == [("test/test_host_generic.py", "cuda", 2)]
     remote = got[("test/test_host_generic.py", "cuda", 2)]
-    # The stand-in host has CPU torch, so pytest collects no CUDA test: the report still came back.
-    assert remote["status"] == "SKIP" and remote["detail"] == "no tests collected"
+    # The stand-in host has CPU torch, so pytest collects no CUDA test: the report still came
+    # back, and a device that ran nothing is not green.
+    assert remote["status"] == "ERROR" and remote["detail"] == "no tests collected"
     assert remote["counts"] == {"total": 0, "passed": 0, "failed": 0, "errors": 0, "skipped": 0}
-    assert code == 1 and record["reason"].startswith("every cell was skipped")
+    assert code == 1
+    assert record["reason"] == "test/test_host_generic.py on cuda is ERROR: no tests collected"
 
 
 def test_unreachable_host_is_bad_input(ck, fork_repo: Path, gpu_host: dict[str, str]) -> None:

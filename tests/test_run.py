@@ -226,6 +226,29 @@ def test_files_whose_names_slug_alike_keep_their_own_logs(ck, fork_repo: Path) -
     assert "1 failed" in (fork_repo / flat["log_path"]).read_text()
 
 
+def test_a_file_that_runs_no_test_is_not_green(ck, fork_repo: Path) -> None:
+    write(fork_repo, "test/test_plain.py", "def test_plain():\n    pass\n")
+    write(
+        fork_repo,
+        "test/test_skips.py",
+        "import pytest\n\n\n@pytest.mark.skip(reason='needs a GPU')\ndef test_gpu():\n    pass\n",
+    )
+    code, record = run_json(ck, "test/test_plain.py", "--devices", "cpu", "-k", "test_plian")
+    assert code == 1 and not record["ok"]
+    typo = cells(record)[("test/test_plain.py", "cpu", 1)]
+    assert typo["status"] == "ERROR" and typo["required"] and typo["exit_code"] == 5
+    assert typo["detail"] == "no tests collected for -k 'test_plian'"
+    assert record["reason"] == (
+        "test/test_plain.py on cpu is ERROR: no tests collected for -k 'test_plian'"
+    )
+    # A test that ran and skipped itself is still a SKIP, which only --require makes count.
+    code, record = run_json(ck, "test/test_plain.py", "test/test_skips.py", "--devices", "cpu")
+    assert code == 0, record["reason"]
+    skipped = cells(record)[("test/test_skips.py", "cpu", 1)]
+    assert skipped["status"] == "SKIP" and skipped["detail"] == "needs a GPU"
+    assert not skipped["required"]
+
+
 def test_generic_test_name() -> None:
     assert generic_test_name("test.test_x.TestFooCPU", "test_bar_cpu_float32", "cpu") == (
         "TestFoo.test_bar_float32"
