@@ -52,6 +52,7 @@ from contribkit.reprolib import VERDICT_EXIT, VERDICT_PREFIX
 
 if TYPE_CHECKING:
     from contribkit.config import Settings
+    from contribkit.gitfacts import BranchFacts
     from contribkit.probe import TorchInfo
     from contribkit.remote import RemoteHost
 
@@ -123,15 +124,22 @@ def classify(path: Path) -> Target:
     )
 
 
-def default_paths(root: Path, settings: Settings) -> tuple[list[Path], list[str]]:
+def default_paths(
+    root: Path, settings: Settings, facts: BranchFacts | None = None
+) -> tuple[list[Path], list[str]]:
     """The branch's own work: its issue's repro folder, and the test files changed since the
-    merge-base with upstream (committed or not). Returns the paths and notes on how they were found.
+    merge-base with upstream (committed or not, unless ``facts`` say otherwise). Returns the paths
+    and notes on how they were found.
     """
     from contribkit import gitfacts
 
-    facts = gitfacts.branch_facts(
-        root, settings.get("upstream_remote"), settings.get("base_branch"), include_worktree=True
-    )
+    if facts is None:
+        facts = gitfacts.branch_facts(
+            root,
+            settings.get("upstream_remote"),
+            settings.get("base_branch"),
+            include_worktree=True,
+        )
     notes: list[str] = []
     paths: list[Path] = []
     if facts.issue_number is not None:

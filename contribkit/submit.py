@@ -1,9 +1,10 @@
 """``contribkit submit``: the gate on the latest run record, then the pull request.
 
 The gate passes only when the latest record is for the current HEAD, was taken on a clean tree
-that is still the same (diff hash), its files are unchanged, and every required cell is green
-for the fix (repros NOT_REPRODUCED). The title and body are ``contribkit pr``'s (or the user's),
-and must pass the PR rules (``contribkit pr --check``). The PR is opened with
+that is still the same (diff hash), its files are unchanged, it covers the branch's work (the
+repro of its issue and the test files it changes, as ``contribkit run`` finds them), and every
+required cell is green for the fix (repros NOT_REPRODUCED). The title and body are
+``contribkit pr``'s (or the user's), and must pass the PR rules (``contribkit pr --check``). The PR is opened with
 ``gh pr create --body-file`` when gh is installed and logged in, else with PyGithub's
 ``create_pull``. Nothing is pushed unless asked.
 """
@@ -22,11 +23,11 @@ from contribkit import gitcmd
 from contribkit.errors import AuthRequired, BadInput, CheckFailed
 from contribkit.proc import run_child
 from contribkit.record import RunRecord, evaluate, latest_record, runs_dir
-from contribkit.runner import file_digest, relpath
+from contribkit.runner import classify, default_paths, file_digest, relpath
 
 if TYPE_CHECKING:
     from contribkit.config import Settings
-    from contribkit.gitfacts import BranchFacts, TreeState
+    from contribkit.gitfacts import BranchFacts
     from contribkit.prbody import TitleRules
     from contribkit.rules import Violation
     from contribkit.workspace import Workspace
@@ -37,8 +38,10 @@ PUSH_TIMEOUT_S = 300.0
 
 
 # -- the gate ---------------------------------------------------------------------------------
-def check_gate(root: Path, state: TreeState) -> tuple[Path, RunRecord]:
-    """The latest record, if it vouches for this exact tree; else CheckFailed saying why not."""
+def check_gate(root: Path, settings: Settings, facts: BranchFacts) -> tuple[Path, RunRecord]:
+    """The latest record, if it vouches for this exact tree and the branch's work (its issue's
+    repro and the test files it changes); else CheckFailed saying why not."""
+    state = facts.state
     latest = latest_record(root)
     if latest is None:
         raise CheckFailed(
@@ -63,6 +66,15 @@ def check_gate(root: Path, state: TreeState) -> tuple[Path, RunRecord]:
         file = Path(name) if Path(name).is_absolute() else root / name
         if not file.is_file() or file_digest(file) != digest:
             raise CheckFailed(f"{name} changed since the record: {RUN_AGAIN}")
+    paths, _ = default_paths(root, settings, facts)
+    ran = {cell.file for cell in record.cells}
+    missing = [f for f in (relpath(classify(p).path, root) for p in paths) if f not in ran]
+    if missing:
+        command = shlex.join(["contribkit", "run", *(relpath(p, root) for p in paths)])
+        raise CheckFailed(
+            f"the record does not cover {', '.join(missing)}: run `{command}`",
+            hint="the gate needs the repro of the branch's issue and every test file it changes",
+        )
     if record.expect == "reproduced":
         raise CheckFailed(
             f"the latest record confirms the bug (--expect reproduced): fix it, then {RUN_AGAIN}"
@@ -284,7 +296,7 @@ def plan_submission(
         )
     repo = target_repo(ws)
     facts: BranchFacts = gitfacts.branch_facts(root, settings.get("upstream_remote"), base_branch)
-    record_path, record = check_gate(root, facts.state)
+    record_path, record = check_gate(root, settings, facts)
     if facts.merge_base is not None and not facts.commits:
         raise BadInput(
             f"'{branch}' has no commits since {facts.merge_base.ref}: there is nothing to propose",

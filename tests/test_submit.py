@@ -178,6 +178,28 @@ def test_gate_refuses_red_confirming_and_edited_records(ck, green: Path, gh: Pat
     )
 
 
+def test_gate_refuses_a_record_that_misses_the_branchs_work(ck, green: Path, gh: Path) -> None:
+    write(green, "repros/other/repro.py", FIXED_REPRO)
+    assert ck("run", "repros/other").returncode == 0  # green, but about something else
+    refused(
+        ck("submit", "--dry-run"),
+        1,
+        "the record does not cover repros/issue-4242/repro.py, test/test_nn.py: "
+        "run `contribkit run repros/issue-4242 test/test_nn.py`",
+    )
+    assert ck("run", "repros/issue-4242", "repros/other").returncode == 0
+    proc = ck("submit", "--dry-run")
+    refused(
+        proc,
+        1,
+        "the record does not cover test/test_nn.py: "
+        "run `contribkit run repros/issue-4242 test/test_nn.py`",
+    )
+    assert "hint: the gate needs the repro of the branch's issue and every test file" in proc.stderr
+    assert ck("run", "repros/issue-4242", "test/test_nn.py", "repros/other").returncode == 0
+    assert ck("submit", "--dry-run").returncode == 0
+
+
 def test_gate_checks_the_body_with_the_pr_rules(ck, green: Path, gh: Path, tmp_path: Path) -> None:
     drafted = tmp_path / "body.md"
     proc = ck("pr", "--offline", "-o", str(drafted))

@@ -108,7 +108,9 @@ def submit(
     """Open a pull request, if the latest `contribkit run` vouches for this exact tree.
 
     The gate: the latest run record must be for the current HEAD, taken on a clean tree that is
-    still the same, and every required cell must be green (tests PASS, repros NOT_REPRODUCED);
+    still the same, cover the repro of the branch's issue and the test files the branch changes
+    (what `contribkit run` runs without PATHS), and every required cell must be green (tests
+    PASS, repros NOT_REPRODUCED);
     and the title and body must pass the PR rules of `contribkit pr --check` (a Fixes link, a
     test plan naming a test, no placeholder left, …; switch rules off in hooks.disable).
     Then: `gh pr create --body-file` when gh is installed and logged in, else GitHub's API
