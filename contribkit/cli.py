@@ -6,15 +6,17 @@ is imported only when that subcommand runs. Errors follow DESIGN.md's contract.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import click
 
 from contribkit import __version__
-from contribkit.errors import ContribkitError, ExitCode, print_error
+from contribkit.errors import ContribkitError, ExitCode, Terminated, print_error
 
 # name -> (module, attribute, one-line help). The help lives here so --help needs no imports.
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -70,7 +72,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     ),
 }
 
-_state = {"verbose": False}
+_state = {"verbose": False, "terminating": False}
+TERMINATING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
 def set_verbose(ctx: click.Context, param: click.Parameter, value: int) -> int:
@@ -118,8 +121,31 @@ def cli() -> None:
     device-matrix runs, PR bodies and pre-commit hooks."""
 
 
+def _terminate(signum: int, frame: object) -> None:
+    if not _state["terminating"]:  # once: a second signal must not cut the clean-up short
+        _state["terminating"] = True
+        raise Terminated(signum)
+
+
+@contextlib.contextmanager
+def _signals_unwind() -> Iterator[None]:
+    """SIGTERM and SIGHUP raise :class:`Terminated`, which unwinds like Ctrl-C: running legs and
+    probes have their process groups killed (``proc``), and nothing half-done is recorded."""
+    previous = {sig: signal.signal(sig, _terminate) for sig in TERMINATING_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    with _signals_unwind():
+        return _main(args)
+
+
+def _main(args: list[str]) -> int:
     try:
         rv: Any = cli.main(args=args, prog_name="contribkit", standalone_mode=False)
     except ContribkitError as exc:
@@ -139,6 +165,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (KeyboardInterrupt, click.Abort):
         print_error("interrupted")
         return int(ExitCode.INTERRUPTED)
+    except Terminated as exc:
+        print_error(f"terminated by {signal.Signals(exc.signum).name}")
+        return 128 + exc.signum
     except BrokenPipeError:  # `contribkit … | head`: the reader left; nothing to report
         sys.stderr.close()
         return int(ExitCode.FAILED)

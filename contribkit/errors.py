@@ -41,6 +41,15 @@ class AuthRequired(ContribkitError):
     exit_code = ExitCode.AUTH
 
 
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP: unwinds like KeyboardInterrupt (not caught by ``except Exception``), so
+    whoever runs children kills them on the way out."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
 def print_error(message: str, hint: str | None = None) -> None:
     print(f"contribkit: error: {message}", file=sys.stderr)
     if hint:

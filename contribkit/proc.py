@@ -1,7 +1,8 @@
 """Child processes: the one place that starts user code, probes and tools.
 
 Every child gets a scrubbed environment (no tokens or secrets), a closed stdin and its own
-process group, which is killed whole on timeout or Ctrl-C so that no orphan survives.
+process group, which is killed whole on timeout, Ctrl-C, SIGTERM or SIGHUP (``cli`` turns those
+into exceptions that unwind through here) so that no orphan survives.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ SECRET_PATTERNS: tuple[str, ...] = (
 DEFAULT_LOG_CAP = 8 * 1024 * 1024
 _TAIL_CHARS = 256 * 1024
 
-# Children still running, so that Ctrl-C in the main thread can end those started by worker threads.
+# Children still running, so that the main thread, when stopped, can end those of worker threads.
 _running: dict[int, subprocess.Popen[bytes]] = {}
 _running_lock = threading.Lock()
 
@@ -85,8 +86,8 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 def kill_running() -> int:
     """Kill the process group of every child still running; return how many there were.
 
-    For callers that run children from worker threads: KeyboardInterrupt reaches only the main
-    thread, which calls this so that no leg outlives the interrupted command.
+    For callers that run children from worker threads: KeyboardInterrupt and ``Terminated``
+    reach only the main thread, which calls this so that no leg outlives the stopped command.
     """
     with _running_lock:
         procs = list(_running.values())

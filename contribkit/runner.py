@@ -500,7 +500,8 @@ def execute(
 ) -> dict[int, Cell]:
     """Run ``legs``: CPU (and MPS) legs up to ``jobs`` at a time, CUDA legs one per GPU.
 
-    Returns cells by leg index. Ctrl-C kills every running leg's process group and re-raises.
+    Returns cells by leg index. Ctrl-C, SIGTERM or SIGHUP (``Terminated``) kills every running
+    leg's process group and re-raises.
     """
     cells: dict[int, Cell] = {}
     done_lock = threading.Lock()

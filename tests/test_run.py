@@ -18,7 +18,7 @@ from contribkit.config import load_settings
 from contribkit.reprolib import VERDICT_PREFIX
 from contribkit.runner import default_paths, generic_test_name, gpu_ids, parse_verdict
 from tests.conftest import git
-from tests.runhelpers import cells, run_json, wait_dead, write
+from tests.runhelpers import alive, cells, run_json, wait_dead, write
 
 # A repro written by hand that keeps DESIGN.md's verdict contract (as `contribkit repro` output does).
 REPRO = """\
@@ -283,20 +283,45 @@ def test_timeout_kills_the_process_group(ck, fork_repo: Path, tmp_path: Path) ->
 
 
 @pytest.mark.slow
-def test_ctrl_c_kills_running_legs(fork_repo: Path, tmp_path: Path, shared_cache: str) -> None:
-    pidfile = tmp_path / "grandchild.pid"
-    write(
-        fork_repo,
-        "repros/hang/repro.py",
-        script(f"""\
-            import subprocess, sys, time
-            child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
-            open({str(pidfile)!r}, "w").write(str(child.pid))
-            time.sleep(600)
-        """),
-    )
+@pytest.mark.parametrize(
+    ("sig", "code", "message"),
+    [
+        (signal.SIGINT, 130, "interrupted"),
+        (signal.SIGTERM, 143, "terminated by SIGTERM"),
+        (signal.SIGHUP, 129, "terminated by SIGHUP"),
+    ],
+)
+def test_signals_kill_running_legs(
+    fork_repo: Path, tmp_path: Path, shared_cache: str, sig: int, code: int, message: str
+) -> None:
+    """Ctrl-C, SIGTERM and SIGHUP all kill every leg's process group: each leg has a session of
+    its own, so nothing else would reach it."""
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    for name in ("a", "b"):
+        write(
+            fork_repo,
+            f"repros/{name}/repro.py",
+            script(f"""\
+                import os, subprocess, sys, time
+                child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+                open(os.path.join({str(pids)!r}, "{name}"), "w").write(f"{{os.getpid()}} {{child.pid}}")
+                time.sleep(600)
+            """),
+        )
     proc = subprocess.Popen(
-        [sys.executable, "-m", "contribkit", "run", "repros/hang", "--devices", "cpu"],
+        [
+            sys.executable,
+            "-m",
+            "contribkit",
+            "run",
+            "repros/a",
+            "repros/b",
+            "--devices",
+            "cpu",
+            "-j",
+            "2",
+        ],
         cwd=fork_repo,
         env={**os.environ, "CONTRIBKIT_CACHE_DIR": shared_cache},
         stdout=subprocess.PIPE,
@@ -305,17 +330,22 @@ def test_ctrl_c_kills_running_legs(fork_repo: Path, tmp_path: Path, shared_cache
     )
     try:
         deadline = time.monotonic() + 120
-        while not pidfile.exists() or not pidfile.read_text():
+        while len([p for p in pids.iterdir() if p.read_text()]) < 2:
             assert proc.poll() is None and time.monotonic() < deadline, proc.stderr
             time.sleep(0.05)
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)
         _, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 130, err
-    assert "contribkit: error: interrupted" in err
-    assert wait_dead(int(pidfile.read_text()))
+    leg_pids = [int(pid) for path in pids.iterdir() for pid in path.read_text().split()]
+    try:
+        assert proc.returncode == code, err
+        assert f"contribkit: error: {message}" in err and "Traceback" not in err
+        assert all(wait_dead(pid) for pid in leg_pids)  # the legs and their children
+    finally:
+        for pid in filter(alive, leg_pids):  # leave no orphan behind, even when the test fails
+            os.kill(pid, signal.SIGKILL)
     assert not list((fork_repo / ".contribkit/runs").glob("*.json"))  # no record of a half run
 
 
