@@ -298,6 +298,7 @@ def build_plan(
     output: Path,
     presets: Sequence[Preset],
     logs: str | None,
+    scrub: Sequence[str],
     minify_after: str = "dynamo",
     minify_level: str = "2",
 ) -> DebugPlan:
@@ -315,7 +316,7 @@ def build_plan(
                     f"'{name}'; left out"
                 )
     if logs:
-        user = parse_spec(logs, registry, python=python)
+        user = parse_spec(logs, registry, python=python, scrub=scrub)
         warnings.extend(user.warnings)
         for entry in user.entries:
             spec.add(entry)

@@ -112,16 +112,26 @@ def still_valid(doc: dict[str, Any], python: str) -> bool:
 
 
 def run_probe(
-    python: str, script: str, timeout: float = PROBE_TIMEOUT_S, args: Sequence[str] = ()
+    python: str,
+    script: str,
+    *,
+    scrub: Sequence[str],
+    timeout: float = PROBE_TIMEOUT_S,
+    args: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Run a probe script with ``python`` and return the JSON it printed after the marker.
 
-    ``args`` become the probe's ``sys.argv[1:]``.
+    ``args`` become the probe's ``sys.argv[1:]``. The probe imports the user's torch and
+    packages, so it gets the environment legs get: scrubbed, with ``scrub`` (the ``scrub_env``
+    setting) on top of the documented patterns.
     """
     with tempfile.TemporaryDirectory(prefix="contribkit-probe-") as neutral:
         # A neutral cwd, so that a PyTorch checkout's unbuilt torch/ folder is not imported.
         result = run_child(
-            [python, "-c", script, *args], env=scrubbed_env(), cwd=neutral, timeout=timeout
+            [python, "-c", script, *args],
+            env=scrubbed_env(extra_patterns=scrub),
+            cwd=neutral,
+            timeout=timeout,
         )
     for line in result.output.splitlines():
         if line.startswith(PROBE_MARKER):
@@ -139,7 +149,12 @@ def run_probe(
 
 
 def cached_probe(
-    python: str, script_name: str, cache: JsonCache | None = None, refresh: bool = False
+    python: str,
+    script_name: str,
+    cache: JsonCache | None = None,
+    *,
+    scrub: Sequence[str],
+    refresh: bool = False,
 ) -> dict[str, Any]:
     """Run ``contribkit/probes/<script_name>`` with ``python``, or return its cached output.
 
@@ -157,7 +172,7 @@ def cached_probe(
         if doc and isinstance(doc.get("info"), dict) and still_valid(doc, python):
             cached: dict[str, Any] = doc["info"]
             return cached
-    raw = run_probe(python, probe_source(script_name))
+    raw = run_probe(python, probe_source(script_name), scrub=scrub)
     if cache is not None:
         cache.put(
             key,
@@ -166,6 +181,10 @@ def cached_probe(
     return raw
 
 
-def probe_torch(python: str, cache: JsonCache | None = None, refresh: bool = False) -> TorchInfo:
+def probe_torch(
+    python: str, cache: JsonCache | None = None, *, scrub: Sequence[str], refresh: bool = False
+) -> TorchInfo:
     """Facts about ``python``'s torch, from the cache when nothing has changed since."""
-    return TorchInfo.from_dict(cached_probe(python, "torch_info.py", cache, refresh))
+    return TorchInfo.from_dict(
+        cached_probe(python, "torch_info.py", cache, scrub=scrub, refresh=refresh)
+    )

@@ -646,7 +646,7 @@ def local_columns(
     local_devices = tuple(d for d in devices if not (remote is not None and d == "cuda"))
     columns = []
     for index, python in enumerate(dict.fromkeys(pythons), start=1):
-        info = probe_torch(python, cache)
+        info = probe_torch(python, cache, scrub=settings.get("scrub_env"))
         columns.append(Column(interpreter_from_probe(index, python, info, None), local_devices))
     if remote is not None and "cuda" in devices:
         info = remote.probe()

@@ -250,7 +250,8 @@ def probe_target(python: str, request: dict[str, Any], settings: Settings) -> di
     from contribkit.probe import probe_source, probe_torch, run_probe
 
     root = cache_root(settings)
-    info = probe_torch(python, JsonCache(root, "probes"))
+    scrub = settings.get("scrub_env")
+    info = probe_torch(python, JsonCache(root, "probes"), scrub=scrub)
     if not info.torch:
         raise BadInput(
             f"{python} cannot import torch ({info.error})",
@@ -270,7 +271,9 @@ def probe_target(python: str, request: dict[str, Any], settings: Settings) -> di
     if doc is not None:
         cached: dict[str, Any] = doc["result"]
         return cached
-    result = run_probe(python, probe_source("test_target.py"), args=[json.dumps(request)])
+    result = run_probe(
+        python, probe_source("test_target.py"), scrub=scrub, args=[json.dumps(request)]
+    )
     if not any(k in result for k in ("error", "opdb_error", "moduledb_error")):
         cache.put(key, {"result": result})
     return result

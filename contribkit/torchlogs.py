@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -139,11 +140,13 @@ def bundled_fallback() -> dict[str, Any]:
     return data
 
 
-def load_registry(python: str, cache: JsonCache | None = None, refresh: bool = False) -> Registry:
+def load_registry(
+    python: str, cache: JsonCache | None = None, *, scrub: Sequence[str], refresh: bool = False
+) -> Registry:
     """The registry of ``python``'s torch (cached), or the bundled fallback without torch."""
     from contribkit.probe import cached_probe
 
-    raw = cached_probe(python, "torch_logs.py", cache, refresh)
+    raw = cached_probe(python, "torch_logs.py", cache, scrub=scrub, refresh=refresh)
     common: dict[str, Any] = {
         "python": python,
         "search_path": list(raw.get("search_path", [])),
@@ -171,11 +174,12 @@ def load_registry(python: str, cache: JsonCache | None = None, refresh: bool = F
     )
 
 
-def find_modules(python: str, names: list[str]) -> dict[str, bool]:
+def find_modules(python: str, names: list[str], *, scrub: Sequence[str]) -> dict[str, bool]:
     """Ask the interpreter's importlib whether each module exists (exact, but may import parents)."""
     from contribkit.probe import probe_source, run_probe
 
-    found = run_probe(python, probe_source("find_modules.py"), args=names).get("found", {})
+    probe = probe_source("find_modules.py")
+    found = run_probe(python, probe, scrub=scrub, args=names).get("found", {})
     return {name: bool(found.get(name)) for name in names}
 
 
@@ -223,11 +227,13 @@ def split_spec(spec: str) -> list[tuple[str, str]]:
     return pairs
 
 
-def parse_spec(spec: str, registry: Registry, *, python: str | None = None) -> LogSpec:
+def parse_spec(
+    spec: str, registry: Registry, *, scrub: Sequence[str], python: str | None = None
+) -> LogSpec:
     """Check every name of ``spec`` against ``registry``; unknown names raise :class:`BadInput`.
 
     Names that look like modules and are not found on disk are confirmed by importlib in the
-    target interpreter (``python``) before they are called unknown.
+    target interpreter (``python``, with ``scrub`` as for any child) before they are called unknown.
     """
     result = LogSpec()
     pending: list[tuple[str, str]] = []
@@ -248,7 +254,7 @@ def parse_spec(spec: str, registry: Registry, *, python: str | None = None) -> L
         result.add(LogEntry(name, prefix, kind))
     if pending:
         names = [name for _, name in pending]
-        exists = find_modules(python or registry.python, names)
+        exists = find_modules(python or registry.python, names, scrub=scrub)
         for prefix, name in pending:
             if not exists[name]:
                 raise unknown_name(name, registry)

@@ -18,7 +18,8 @@ from contribkit.torchlogs import Registry, bundled_fallback, load_registry, pars
 @pytest.fixture(scope="module")
 def registry(tmp_path_factory: pytest.TempPathFactory) -> Registry:
     """The registry of the torch installed for the tests (probed once for the module)."""
-    return load_registry(sys.executable, JsonCache(tmp_path_factory.mktemp("cache"), "torch-logs"))
+    cache = JsonCache(tmp_path_factory.mktemp("cache"), "torch-logs")
+    return load_registry(sys.executable, cache, scrub=())
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +56,9 @@ def test_bundled_fallback_is_torch_2_13s_registry(registry: Registry) -> None:
 
 def test_spec_kinds_levels_and_artifact_prefix_warning(registry: Registry) -> None:
     spec = parse_spec(
-        "+dynamo, graph_breaks,-inductor,+output_code,+torch._dynamo.guards,all", registry
+        "+dynamo, graph_breaks,-inductor,+output_code,+torch._dynamo.guards,all",
+        registry,
+        scrub=(),
     )
     kinds = {e.name: (e.prefix, e.kind) for e in spec.entries}
     assert kinds == {
@@ -73,7 +76,7 @@ def test_spec_kinds_levels_and_artifact_prefix_warning(registry: Registry) -> No
 
 def test_any_importable_module_is_accepted(registry: Registry) -> None:
     # torch accepts every module importlib can find (not only torch's own).
-    spec = parse_spec("+json.decoder,-torch._inductor.codegen", registry)
+    spec = parse_spec("+json.decoder,-torch._inductor.codegen", registry, scrub=())
     assert [e.kind for e in spec.entries] == ["module", "module"]
 
 
@@ -89,7 +92,7 @@ def test_unknown_names_are_bad_input_with_did_you_mean(
     registry: Registry, spec: str, suggestion: str
 ) -> None:
     with pytest.raises(BadInput) as err:
-        parse_spec(spec, registry)
+        parse_spec(spec, registry, scrub=())
     assert "unknown TORCH_LOGS name" in err.value.message
     assert "torch 2.13" in err.value.message
     assert err.value.hint and f"'{suggestion}'" in err.value.hint
@@ -99,19 +102,19 @@ def test_unknown_names_are_bad_input_with_did_you_mean(
 @pytest.mark.parametrize("spec", ["dynamo,,aot", "+", "dynamo;aot", "dyn amo", ".torch", "help"])
 def test_bad_syntax_is_bad_input(registry: Registry, spec: str) -> None:
     with pytest.raises(BadInput):
-        parse_spec(spec, registry)
+        parse_spec(spec, registry, scrub=())
 
 
 def test_fallback_list_when_torch_is_absent(bare_python: str, tmp_path: Path) -> None:
-    fallback = load_registry(bare_python, JsonCache(tmp_path, "torch-logs"))
+    fallback = load_registry(bare_python, JsonCache(tmp_path, "torch-logs"), scrub=())
     assert fallback.fallback and "No module named 'torch'" in (fallback.error or "")
     assert "list bundled with contribkit" in fallback.source()
     assert "graph_breaks" in fallback.artifacts and "dynamo" in fallback.components
-    spec = parse_spec("+dynamo,graph_breaks,+torch._dynamo.guards", fallback)
+    spec = parse_spec("+dynamo,graph_breaks,+torch._dynamo.guards", fallback, scrub=())
     assert [e.kind for e in spec.entries] == ["component", "artifact", "module"]
     assert any("not checked" in w for w in spec.warnings)
     with pytest.raises(BadInput) as err:
-        parse_spec("graph_brakes", fallback)
+        parse_spec("graph_brakes", fallback, scrub=())
     assert "bundled list" in err.value.message and "'graph_breaks'" in (err.value.hint or "")
 
 
@@ -142,13 +145,13 @@ def test_registry_is_cached_per_interpreter_and_torch_version(tmp_path: Path) ->
     counter = tmp_path / "calls"
     stub = _stub_interpreter(tmp_path, counter, torch_dir)
     cache = JsonCache(tmp_path / "cache", "torch-logs")
-    first = load_registry(str(stub), cache)
-    second = load_registry(str(stub), cache)
+    first = load_registry(str(stub), cache, scrub=())
+    second = load_registry(str(stub), cache, scrub=())
     assert first.components == second.components == {"dynamo": ["torch._dynamo"]}
     assert len(counter.read_text().splitlines()) == 1
     # A new torch version in place (same folder, mtime kept) is noticed from version.py.
     mtime = version_py.stat().st_mtime
     version_py.write_text("__version__ = '3.0.0'\n")
     os.utime(version_py, (mtime, mtime))
-    load_registry(str(stub), cache)
+    load_registry(str(stub), cache, scrub=())
     assert len(counter.read_text().splitlines()) == 2

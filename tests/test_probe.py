@@ -15,7 +15,7 @@ from contribkit.probe import probe_torch
 
 
 def test_probe_real_torch(tmp_path: Path) -> None:
-    info = probe_torch(sys.executable, JsonCache(tmp_path, "probes"))
+    info = probe_torch(sys.executable, JsonCache(tmp_path, "probes"), scrub=())
     assert info.torch and info.torch_version and info.torch_version.startswith("2.")
     assert info.git_version
     assert info.cuda_available is False and info.device_names == []
@@ -38,28 +38,28 @@ def test_probe_is_cached_per_interpreter_and_mtime(tmp_path: Path) -> None:
     counter = tmp_path / "calls"
     stub = _stub_python(tmp_path, counter)
     cache = JsonCache(tmp_path / "cache", "probes")
-    first = probe_torch(str(stub), cache)
-    second = probe_torch(str(stub), cache)
+    first = probe_torch(str(stub), cache, scrub=())
+    second = probe_torch(str(stub), cache, scrub=())
     assert first == second and first.debug and first.device_names == ["Fake GPU"]
     assert len(counter.read_text().splitlines()) == 1
     st = stub.stat()
     os.utime(stub, (st.st_atime, st.st_mtime + 10))
-    probe_torch(str(stub), cache)
+    probe_torch(str(stub), cache, scrub=())
     assert len(counter.read_text().splitlines()) == 2
 
 
 def test_interpreter_without_torch(tmp_path: Path) -> None:
     venv = tmp_path / "bare"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    info = probe_torch(str(venv / "bin" / "python"))
+    info = probe_torch(str(venv / "bin" / "python"), scrub=())
     assert not info.torch and info.error and "torch" in info.error
 
 
 def test_broken_interpreter_is_bad_input(tmp_path: Path) -> None:
     with pytest.raises(BadInput, match="not found"):
-        probe_torch(str(tmp_path / "nope"))
+        probe_torch(str(tmp_path / "nope"), scrub=())
     broken = tmp_path / "broken"
     broken.write_text("#!/bin/sh\necho 'segfault' >&2\nexit 139\n")
     broken.chmod(0o755)
     with pytest.raises(BadInput, match="could not probe"):
-        probe_torch(str(broken))
+        probe_torch(str(broken), scrub=())

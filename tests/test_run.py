@@ -349,7 +349,35 @@ def test_signals_kill_running_legs(
     assert not list((fork_repo / ".contribkit/runs").glob("*.json"))  # no record of a half run
 
 
-def test_leg_environment_has_no_token(ck, fork_repo: Path) -> None:
+@pytest.fixture
+def standin_gpu(tmp_path: Path) -> Path:
+    """An interpreter that answers the torch probe as a 2-GPU machine honouring
+    CUDA_VISIBLE_DEVICES, and saves the probe's environment next to it (``probe-env.json``);
+    anything else it runs with the real interpreter, so legs are real."""
+    stub = write(
+        tmp_path,
+        "standin/bin/python",
+        textwrap.dedent(f"""\
+            #!{sys.executable}
+            import json, os, sys
+            if sys.argv[1] != "-c":
+                os.execv({sys.executable!r}, [{sys.executable!r}, *sys.argv[1:]])
+            with open(os.path.join(os.path.dirname(__file__), "probe-env.json"), "w") as fh:
+                json.dump(dict(os.environ), fh)
+            mask = os.environ.get("CUDA_VISIBLE_DEVICES")
+            count = 2 if mask is None else len([d for d in mask.split(",") if d.strip()][:2])
+            facts = {{"executable": sys.argv[0], "python_version": "3.12.0", "torch": True,
+                      "torch_version": "2.13.0+cu130", "git_version": "0123456789abcdef",
+                      "cuda_available": count > 0, "device_count": count,
+                      "device_names": ["Stand-in GPU"] * count}}
+            print("CONTRIBKIT_PROBE " + json.dumps(facts))
+        """),
+    )
+    stub.chmod(0o755)
+    return stub
+
+
+def test_legs_and_probes_see_no_secret(ck, fork_repo: Path, standin_gpu: Path) -> None:
     write(
         fork_repo,
         "repros/env/repro.py",
@@ -368,13 +396,17 @@ def test_leg_environment_has_no_token(ck, fork_repo: Path) -> None:
         "CONTRIBKIT_SCRUB_ENV": "CORP_*",
         "HARMLESS_SETTING": "visible",
     }
-    code, record = run_json(ck, "repros/env", "--devices", "cpu", env=secrets)
+    pythons = ["--python", sys.executable, "--python", str(standin_gpu)]
+    code, record = run_json(ck, "repros/env", "--devices", "cpu", *pythons, env=secrets)
     assert code == 0
     cell = cells(record)[("repros/env/repro.py", "cpu", 1)]
     log = (fork_repo / cell["log_path"]).read_text()
     assert "HARMLESS_SETTING=visible" in log and "CONTRIBKIT_DEVICE=cpu" in log
+    # The probe imports the user's torch: it gets the same scrubbing, scrub_env included.
+    probed = json.loads((standin_gpu.parent / "probe-env.json").read_text())
+    assert probed["HARMLESS_SETTING"] == "visible"
     for name in ("GH_TOKEN", "GITHUB_TOKEN", "OPENAI_API_KEY", "CORP_DEPLOY"):
-        assert f"{name}=" not in log
+        assert f"{name}=" not in log and name not in probed
     record_text = next((fork_repo / ".contribkit/runs").glob("*.json")).read_text()
     for value in secrets.values():
         if "secret" in value:

@@ -157,6 +157,7 @@ def debug(
         output=script_path,
         presets=chosen,
         logs=logs,
+        scrub=ws.settings.get("scrub_env"),
         minify_after=minify_after,
         minify_level=minify_level,
     )
@@ -209,7 +210,11 @@ def _registry(ws: Workspace, interpreter: str) -> Registry:
     from contribkit.cache import JsonCache, cache_root
     from contribkit.torchlogs import load_registry
 
-    return load_registry(interpreter, JsonCache(cache_root(ws.settings), "torch-logs"))
+    return load_registry(
+        interpreter,
+        JsonCache(cache_root(ws.settings), "torch-logs"),
+        scrub=ws.settings.get("scrub_env"),
+    )
 
 
 def _target(ws: Workspace, script: Path | None) -> Path:

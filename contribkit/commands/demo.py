@@ -59,7 +59,11 @@ def demo(directory: Path | None, python: str | None, as_json: bool) -> int:
 
     ws = Workspace.load(python=python)
     interpreter = ws.python()
-    info = probe_torch(interpreter, JsonCache(cache_root(ws.settings), "probes"))
+    info = probe_torch(
+        interpreter,
+        JsonCache(cache_root(ws.settings), "probes"),
+        scrub=ws.settings.get("scrub_env"),
+    )
     if not info.torch:
         raise BadInput(
             f"the demo runs torch code, and {interpreter} cannot import torch ({info.error})",

@@ -96,7 +96,11 @@ def check_torch(ws: Workspace) -> list[Check]:
 
     python = ws.python()
     try:
-        info = probe_torch(python, JsonCache(cache_root(ws.settings), "probes"))
+        info = probe_torch(
+            python,
+            JsonCache(cache_root(ws.settings), "probes"),
+            scrub=ws.settings.get("scrub_env"),
+        )
     except ContribkitError as exc:
         return [Check("torch", "FAIL", exc.message, exc.hint or "")]
     if not info.torch:
