@@ -22,6 +22,8 @@ from contribkit.proc import run_child, scrubbed_env
 
 PROBE_MARKER = "CONTRIBKIT_PROBE "
 PROBE_TIMEOUT_S = 180.0
+# What a probe's answer depends on in the environment, beside the interpreter: the GPUs it sees.
+PROBE_ENV_KEYS = ("CUDA_VISIBLE_DEVICES",)
 
 
 @dataclass
@@ -158,15 +160,16 @@ def cached_probe(
 ) -> dict[str, Any]:
     """Run ``contribkit/probes/<script_name>`` with ``python``, or return its cached output.
 
-    The result is cached per interpreter (path, mtime, size) and re-run when site-packages, the
-    torch install or torch's version changes. The probe must print ``purelib`` and, when torch
-    imports, ``torch_path`` and ``torch_version``.
+    The result is cached per interpreter (path, mtime, size) and GPU mask (``PROBE_ENV_KEYS``:
+    set, empty and unset are three keys), and re-run when site-packages, the torch install or
+    torch's version changes. The probe must print ``purelib`` and, when torch imports,
+    ``torch_path`` and ``torch_version``.
     """
     if not os.path.isfile(python):
         raise BadInput(
             f"interpreter '{python}' not found", hint="pass a path to a python executable"
         )
-    key = os.path.abspath(python)
+    key = json.dumps([os.path.abspath(python), {k: os.environ.get(k) for k in PROBE_ENV_KEYS}])
     if cache is not None and not refresh:
         doc = cache.get(key)
         if doc and isinstance(doc.get("info"), dict) and still_valid(doc, python):

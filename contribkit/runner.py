@@ -483,12 +483,13 @@ def plan(root: Path, targets: Sequence[Target], columns: Sequence[Column]) -> li
 
 
 def gpu_ids(count: int, environ: dict[str, str] | None = None) -> list[str]:
-    """The values of CUDA_VISIBLE_DEVICES that pin a leg to one GPU, honouring an existing mask."""
+    """The values of CUDA_VISIBLE_DEVICES that pin a leg to one of ``count`` GPUs (as probed under
+    the same environment), taken only from the user's mask when there is one; set but empty, it
+    hides every GPU."""
     env = os.environ if environ is None else environ
     visible = env.get("CUDA_VISIBLE_DEVICES")
-    if visible:
-        ids = [v.strip() for v in visible.split(",") if v.strip()]
-        return ids[:count] if count else ids
+    if visible is not None:
+        return [v.strip() for v in visible.split(",") if v.strip()][:count]
     return [str(i) for i in range(count)]
 
 
@@ -514,7 +515,8 @@ def execute(
             return cpu_pool, None
         host = leg.column.remote.host if leg.column.remote else None
         if host not in pools:
-            ids = gpu_ids(leg.column.interpreter.device_count, {} if host else None) or ["0"]
+            # A CUDA leg is planned only where the probe saw a GPU under this mask: ids is not empty.
+            ids = gpu_ids(leg.column.interpreter.device_count, {} if host else None)
             free: queue.Queue[str] = queue.Queue()
             for gpu in ids:
                 free.put(gpu)

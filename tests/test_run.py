@@ -591,6 +591,34 @@ def test_gpu_ids_honour_an_existing_mask() -> None:
     assert gpu_ids(2, {}) == ["0", "1"]
     assert gpu_ids(2, {"CUDA_VISIBLE_DEVICES": "3,5"}) == ["3", "5"]
     assert gpu_ids(1, {"CUDA_VISIBLE_DEVICES": "3,5"}) == ["3"]
+    assert gpu_ids(2, {"CUDA_VISIBLE_DEVICES": ""}) == []  # every GPU hidden
+    assert gpu_ids(0, {"CUDA_VISIBLE_DEVICES": "3,5"}) == []
+
+
+def test_cuda_legs_stay_inside_the_users_mask(
+    ck, fork_repo: Path, standin_gpu: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    write(
+        fork_repo,
+        "repros/gpu/repro.py",
+        script("""\
+            import os
+            print("PREFIX NOT_REPRODUCED gpu " + os.environ.get("CUDA_VISIBLE_DEVICES", "-"))
+        """),
+    )
+    args = ("repros/gpu", "--devices", "cuda", "--python", str(standin_gpu))
+    key = ("repros/gpu/repro.py", "cuda", 1)
+    code, record = run_json(ck, *args)
+    assert code == 0 and cells(record)[key]["detail"] in ("gpu 0", "gpu 1")
+    assert record["interpreters"][0]["device_count"] == 2
+    # The two-GPU probe is cached; an empty mask still means that no GPU may be used.
+    code, record = run_json(ck, *args, env={"CUDA_VISIBLE_DEVICES": ""})
+    assert record["interpreters"][0]["device_count"] == 0
+    assert cells(record)[key]["status"] == "NOT_AVAILABLE" and code == 1
+    code, record = run_json(ck, *args, env={"CUDA_VISIBLE_DEVICES": "GPU-3f1c"})
+    assert code == 0 and cells(record)[key]["detail"] == "gpu GPU-3f1c"
+    assert record["interpreters"][0]["device_count"] == 1
 
 
 @pytest.mark.parametrize("command", ["run", "submit"])
