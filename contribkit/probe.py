@@ -127,14 +127,18 @@ def run_probe(
     packages, so it gets the environment legs get: scrubbed, with ``scrub`` (the ``scrub_env``
     setting) on top of the documented patterns.
     """
+    hint = "check that --python points at a working interpreter"
     with tempfile.TemporaryDirectory(prefix="contribkit-probe-") as neutral:
         # A neutral cwd, so that a PyTorch checkout's unbuilt torch/ folder is not imported.
-        result = run_child(
-            [python, "-c", script, *args],
-            env=scrubbed_env(extra_patterns=scrub),
-            cwd=neutral,
-            timeout=timeout,
-        )
+        try:
+            result = run_child(
+                [python, "-c", script, *args],
+                env=scrubbed_env(extra_patterns=scrub),
+                cwd=neutral,
+                timeout=timeout,
+            )
+        except OSError as exc:  # not a program the system can start (e.g. no #! line)
+            raise BadInput(f"could not run {python}: {exc.strerror or exc}", hint=hint) from exc
     for line in result.output.splitlines():
         if line.startswith(PROBE_MARKER):
             data: dict[str, Any] = json.loads(line[len(PROBE_MARKER) :])
@@ -144,10 +148,7 @@ def run_probe(
         if result.timed_out
         else (result.output.strip().splitlines() or ["no output"])[-1]
     )
-    raise BadInput(
-        f"could not probe {python}: {detail}",
-        hint="check that --python points at a working interpreter",
-    )
+    raise BadInput(f"could not probe {python}: {detail}", hint=hint)
 
 
 def cached_probe(
@@ -165,10 +166,9 @@ def cached_probe(
     torch's version changes. The probe must print ``purelib`` and, when torch imports,
     ``torch_path`` and ``torch_version``.
     """
-    if not os.path.isfile(python):
-        raise BadInput(
-            f"interpreter '{python}' not found", hint="pass a path to a python executable"
-        )
+    from contribkit.workspace import resolve_python
+
+    resolve_python(python)  # an executable file, or BadInput
     key = json.dumps([os.path.abspath(python), {k: os.environ.get(k) for k in PROBE_ENV_KEYS}])
     if cache is not None and not refresh:
         doc = cache.get(key)

@@ -91,8 +91,14 @@ class Workspace:
 
 
 def resolve_python(name: str) -> str:
-    """An interpreter given as a path or a command name, as an absolute path."""
+    """An interpreter given as a path or a command name, as an absolute path; BadInput when it is
+    not an executable file (the one check of ``--python`` and the ``python`` setting)."""
     found = name if os.sep in name else shutil.which(name)
     if not found or not Path(found).is_file():
         raise BadInput(f"interpreter '{name}' not found", hint="pass a path to a python executable")
+    if not os.access(found, os.X_OK):
+        raise BadInput(
+            f"interpreter '{name}' is not executable",
+            hint="pass a path to a python executable, e.g. ~/pytorch/venv/bin/python",
+        )
     return str(Path(found).absolute())

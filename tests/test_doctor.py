@@ -22,6 +22,17 @@ def test_doctor_inside_fork(run_cli, fork_repo: Path) -> None:
     assert checks["GitHub auth"]["status"] == "WARN"
 
 
+def test_doctor_with_an_interpreter_that_is_not_executable(run_cli, tmp_path: Path) -> None:
+    data = tmp_path / "python"
+    data.write_text("#!/bin/sh\n")
+    proc = run_cli("doctor", "--python", str(data), cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [
+        f"contribkit: error: interpreter '{data}' is not executable",
+        "hint: pass a path to a python executable, e.g. ~/pytorch/venv/bin/python",
+    ]
+
+
 def test_doctor_outside_repo(run_cli, tmp_path: Path) -> None:
     proc = run_cli("doctor", cwd=tmp_path)
     assert proc.returncode == 0

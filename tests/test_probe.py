@@ -63,3 +63,11 @@ def test_broken_interpreter_is_bad_input(tmp_path: Path) -> None:
     broken.chmod(0o755)
     with pytest.raises(BadInput, match="could not probe"):
         probe_torch(str(broken), scrub=())
+    data = tmp_path / "data"
+    data.write_text("#!/bin/sh\n")
+    with pytest.raises(BadInput, match="is not executable"):
+        probe_torch(str(data), scrub=())
+    data.write_text("not a program\n")
+    data.chmod(0o755)
+    with pytest.raises(BadInput, match=r"could not run .*: Exec format error"):
+        probe_torch(str(data), scrub=())

@@ -561,7 +561,10 @@ def test_default_paths_follow_the_branch(fork_repo: Path) -> None:
 
 
 @pytest.mark.slow
-def test_nothing_to_run_and_bad_input(ck, fork_repo: Path) -> None:
+def test_nothing_to_run_and_bad_input(ck, fork_repo: Path, tmp_path: Path) -> None:
+    not_executable = write(tmp_path, "plain/python", "#!/bin/sh\n")
+    no_interpreter_line = write(tmp_path, "garbage/python", "garbage\n")
+    no_interpreter_line.chmod(0o755)
     nothing = ck("run")
     assert nothing.returncode == 2
     assert "nothing to run: branch 'main' names no issue number" in nothing.stderr
@@ -580,11 +583,20 @@ def test_nothing_to_run_and_bad_input(ck, fork_repo: Path) -> None:
             ["run", "--python", "/no/such/python", "test/test_nn.py"],
             "interpreter '/no/such/python' not found",
         ),
+        (
+            ["run", "--python", str(not_executable), "test/test_nn.py"],
+            f"interpreter '{not_executable}' is not executable",
+        ),
+        (
+            ["run", "--python", str(no_interpreter_line), "test/test_nn.py"],
+            f"could not run {no_interpreter_line}: Exec format error",
+        ),
     ]
     for argv, needle in cases:
         proc = ck(*argv)
         assert proc.returncode == 2, (argv, proc.stderr)
         assert needle in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+        assert proc.stderr.count("\nhint: ") <= 1 and len(proc.stderr.splitlines()) <= 2
 
 
 def test_gpu_ids_honour_an_existing_mask() -> None:
