@@ -29,3 +29,18 @@ def atomic_write(
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def check_writable(path: Path) -> None:
+    """BadInput unless a file can be written at ``path`` (making its folder if missing): checked
+    before long work whose result goes there."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as exc:
+        raise BadInput(
+            f"cannot write {path}: {exc.strerror or exc}",
+            hint="pass a path in a folder you can write to",
+        ) from exc

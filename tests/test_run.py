@@ -542,6 +542,21 @@ def test_junit_report_and_last(ck, fork_repo: Path, tmp_path: Path) -> None:
     assert "note: the working tree changed since this record" in shown.stdout
 
 
+def test_junit_destination_is_checked_before_running(ck, fork_repo: Path, tmp_path: Path) -> None:
+    write(fork_repo, "repros/ok/repro.py", script('print("PREFIX NOT_REPRODUCED fine")\n'))
+    not_a_folder = write(tmp_path, "report.txt", "")
+    proc = ck("run", "repros/ok", "--junit", str(not_a_folder / "matrix.xml"))
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith(f"contribkit: error: cannot write {not_a_folder}/matrix.xml: ")
+    assert "hint: pass a path in a folder you can write to" in proc.stderr
+    assert not (fork_repo / ".contribkit/runs").exists()  # nothing ran
+    # A missing folder is made, as pytest's --junitxml does.
+    report = tmp_path / "reports/matrix.xml"
+    assert ck("run", "repros/ok", "--junit", str(report)).returncode == 0
+    assert ET.parse(report).getroot().get("tests") == "2"
+    assert [p.name for p in report.parent.iterdir()] == ["matrix.xml"]  # no temporary file left
+
+
 def test_default_paths_follow_the_branch(fork_repo: Path) -> None:
     git("switch", "-q", "-c", "fix/issue-4242-clamp", cwd=fork_repo)
     write(fork_repo, "repros/issue-4242/repro.py", repro(FIXED))

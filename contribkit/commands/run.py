@@ -131,6 +131,7 @@ def run(
       contribkit run --last --json
     """
     from contribkit import runner
+    from contribkit.fsutil import atomic_write, check_writable
     from contribkit.workspace import resolve_python
 
     ws = Workspace.load()
@@ -149,6 +150,8 @@ def run(
             hint=f"add it: --devices {','.join([*device_list, *missing])}",
         )
     interpreters = [resolve_python(p) for p in pythons] or [ws.python()]
+    if junit_file is not None:
+        check_writable(junit_file)  # before the run, not after it
     remote = None
     host = cuda_host or settings.get("run.cuda_host")
     if host:
@@ -184,7 +187,6 @@ def run(
         root, targets, columns, run_options, notes=notes, progress=runner.progress_line
     )
     if junit_file is not None:
-        from contribkit.fsutil import atomic_write
         from contribkit.record import to_junit
 
         atomic_write(junit_file, to_junit(result.record), force=True)
