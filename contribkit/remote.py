@@ -68,7 +68,10 @@ class RemoteHost:
         env: dict[str, str],
         timeout: float,
         log_path: Path | None,
-    ) -> tuple[dict[str, Any] | None, str, int | None, float]:
+    ) -> tuple[str | None, str, int | None, float]:
+        """Run one bootstrap call: its result line (after the marker; None when there is none),
+        the output before it, ssh's exit code and the duration. The result line, which carries
+        the JUnit report, is cut out of the log."""
         payload = {
             "python": self.python,
             "files": {name: base64.b64encode(data).decode() for name, data in files.items()},
@@ -86,9 +89,10 @@ class RemoteHost:
         lines = result.output.splitlines()
         for i in range(len(lines) - 1, -1, -1):
             if lines[i].startswith(MARKER):
-                status: dict[str, Any] = json.loads(lines[i][len(MARKER) :])
+                if log_path is not None:
+                    drop_result_line(log_path)
                 output = "\n".join(lines[:i])
-                return status, output, result.returncode, result.duration_s
+                return lines[i][len(MARKER) :], output, result.returncode, result.duration_s
         return None, result.output, result.returncode, result.duration_s
 
     def probe(self) -> TorchInfo:
@@ -140,9 +144,48 @@ class RemoteHost:
                 duration,
                 error=f"ssh to {self.host} failed (exit {code}): {tail}",
             )
-        junit = (
-            base64.b64decode(status["junit"]).decode("utf-8", "replace")
-            if status["junit"]
-            else None
-        )
-        return LegOutput(status["returncode"], bool(status["timed_out"]), output, duration, junit)
+        try:
+            returncode, timed_out, junit = read_result(status)
+        except ValueError as exc:  # a broken host-side Python, or something in the way on ssh
+            return LegOutput(
+                code,
+                False,
+                output,
+                duration,
+                error=f"{self.host} sent a malformed result line ({exc})",
+            )
+        return LegOutput(returncode, timed_out, output, duration, junit)
+
+
+def read_result(text: str) -> tuple[int | None, bool, str | None]:
+    """The bootstrap's result line: exit code (None: timed out), timed out, the JUnit report.
+
+    ValueError (JSON, base64, or a missing or mistyped field) when it is malformed.
+    """
+    data = json.loads(text)
+    if not isinstance(data, dict):
+        raise ValueError("not a JSON object")
+    missing = sorted({"returncode", "timed_out", "junit"} - data.keys())
+    if missing:
+        raise ValueError(f"no {', '.join(missing)}")
+    code, timed_out, junit = data["returncode"], data["timed_out"], data["junit"]
+    if not (code is None or type(code) is int):
+        raise ValueError(f"returncode {code!r}")
+    if not isinstance(timed_out, bool):
+        raise ValueError(f"timed_out {timed_out!r}")
+    if not (junit is None or isinstance(junit, str)):
+        raise ValueError("junit is not a string")
+    report = base64.b64decode(junit, validate=True).decode("utf-8", "replace") if junit else None
+    return code, timed_out, report
+
+
+def drop_result_line(log_path: Path) -> None:
+    """Cut the bootstrap's result line (and the base64 report in it) out of a leg's log, keeping
+    what the leg printed and the note of a capped log."""
+    data = log_path.read_bytes()
+    start = data.rfind(b"\n" + MARKER.encode())
+    if start < 0:  # the log was capped before it
+        return
+    end = data.find(b"\n", start + 1)
+    rest = data[end + 1 :] if end >= 0 else b""
+    log_path.write_bytes(data[:start] + (b"\n" + rest if rest else b""))

@@ -1,7 +1,8 @@
 """`run --cuda-host`: CUDA legs over ssh, with a stand-in `ssh` on PATH and a stand-in GPU host.
 
 The stand-in ssh drops its options and the host and runs the remote command with `sh -c`, as
-sshd does. The host's interpreter is a wrapper that answers the torch probe as a 2-GPU machine
+sshd does (then, with $STANDIN_MARKER set, prints that as a last result line, as a broken host
+might). The host's interpreter is a wrapper that answers the torch probe as a 2-GPU machine
 and otherwise runs the real interpreter, so the bootstrap, the payload, the process group, the
 marker line and the JUnit round trip are all real.
 """
@@ -53,6 +54,11 @@ def gpu_host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
             if [ "$host" = "unreachable" ]; then
               echo "ssh: connect to host unreachable port 22: Connection refused" >&2
               exit 255
+            fi
+            if [ -n "${{STANDIN_MARKER+set}}" ]; then
+              sh -c "$*"
+              printf '\\nCONTRIBKIT_REMOTE %s\\n' "$STANDIN_MARKER"
+              exit 0
             fi
             exec sh -c "$*"
         """)
@@ -208,6 +214,38 @@ def test_test_file_on_the_host_brings_back_its_junit(
     assert remote["counts"] == {"total": 0, "passed": 0, "failed": 0, "errors": 0, "skipped": 0}
     assert code == 1
     assert record["reason"] == "test/test_host_generic.py on cuda is ERROR: no tests collected"
+    log = (fork_repo / remote["log_path"]).read_text()  # the result line stays out of the log
+    assert "CONTRIBKIT_REMOTE" not in log and log.rstrip().splitlines()[-1].startswith("no tests")
+
+
+@pytest.mark.parametrize(
+    ("line", "why"),
+    [
+        ("{not json", "Expecting property name"),
+        ('{"returncode": 0}', "no junit, timed_out"),
+        ('{"returncode": "0", "timed_out": false, "junit": null}', "returncode '0'"),
+        ('{"returncode": 0, "timed_out": false, "junit": "<xml>"}', "base64"),
+    ],
+)
+def test_a_malformed_result_line_is_an_error_cell(
+    ck, fork_repo: Path, gpu_host: dict[str, str], line: str, why: str
+) -> None:
+    write(fork_repo, "repros/a/repro.py", f"print('{VERDICT_PREFIX} NOT_REPRODUCED x')\n")
+    code, record = run_json(
+        ck,
+        "repros/a",
+        "--devices",
+        "cuda",
+        "--cuda-host",
+        "gpu-box",
+        "--cuda-python",
+        gpu_host["python"],
+        env={"STANDIN_MARKER": line},
+    )
+    cell = cells(record)[("repros/a/repro.py", "cuda", 2)]
+    assert code == 1 and cell["status"] == "ERROR"
+    assert cell["detail"].startswith("gpu-box sent a malformed result line (")
+    assert why in cell["detail"]
 
 
 def test_unreachable_host_is_bad_input(ck, fork_repo: Path, gpu_host: dict[str, str]) -> None:
