@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -294,6 +296,62 @@ def test_unpushed_branch_is_never_pushed_without_asking(
     assert proc.returncode == 0, proc.stderr
     assert git("rev-parse", BRANCH, cwd=bare) == git("rev-parse", "HEAD", cwd=green)
     assert gh_calls(gh)[-1]["argv"][:2] == ["pr", "create"]
+
+
+def _drain(fd: int, into: bytearray) -> threading.Thread:
+    """Read a pty's master end until every slave end is closed."""
+
+    def read() -> None:
+        while True:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:  # EIO: the slave ends are closed
+                return
+            if not chunk:
+                return
+            into.extend(chunk)
+
+    thread = threading.Thread(target=read, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_push_prompt_goes_to_stderr_so_json_stays_clean(
+    green: Path, gh: Path, tmp_path: Path, shared_cache: str
+) -> None:
+    bare = tmp_path / "fork.git"
+    git("init", "-q", "--bare", str(bare), cwd=tmp_path)
+    git("update-ref", "-d", f"refs/remotes/origin/{BRANCH}", cwd=green)
+    git("remote", "set-url", "--push", "origin", str(bare), cwd=green)
+    terminal, terminal_end = os.openpty()  # stdin and stderr: where a person answers
+    stdout, stdout_end = os.openpty()  # a terminal too: the prompt must still not go there
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "contribkit", "submit", "--json"],
+        cwd=green,
+        env={**os.environ, "CONTRIBKIT_CACHE_DIR": shared_cache},
+        stdin=terminal_end,
+        stdout=stdout_end,
+        stderr=terminal_end,
+    )
+    os.close(terminal_end)
+    os.close(stdout_end)
+    seen, printed = bytearray(), bytearray()
+    readers = [_drain(terminal, seen), _drain(stdout, printed)]
+    os.write(terminal, b"maybe\ny\n")  # a first answer that is asked again
+    try:
+        assert proc.wait(timeout=120) == 0, seen.decode()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for reader in readers:
+            reader.join(timeout=10)
+        os.close(terminal)
+        os.close(stdout)
+    assert f"{BRANCH} is not on origin. Push it (git push --set-upstream origin".encode() in seen
+    assert b"Error: invalid input" in seen
+    result = json.loads(printed.decode().replace("\r\n", "\n"))
+    assert result["created"] and result["push"]["branch"] == BRANCH
+    assert git("rev-parse", BRANCH, cwd=bare) == git("rev-parse", "HEAD", cwd=green)
 
 
 def test_pygithub_creates_the_pr_when_gh_is_not_logged_in(

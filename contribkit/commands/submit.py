@@ -192,10 +192,13 @@ def refuse_body(plan: Submission) -> None:
 
 
 def confirm_push(push: Push) -> bool:
-    """Ask on a terminal; never push implicitly when nobody can answer."""
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+    """Ask on the terminal (stderr: stdout may carry --json); never push implicitly when nobody
+    can answer."""
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
         return False
-    return click.confirm(f"{push.state}. Push it ({shlex.join(push.argv())})?", default=False)
+    return click.confirm(
+        f"{push.state}. Push it ({shlex.join(push.argv())})?", default=False, err=True
+    )
 
 
 def print_plan(plan: Submission, root: Path, push_flag: bool) -> None:
