@@ -124,6 +124,7 @@ class RunRecord:
     reason: str
     uncommitted: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    keyword: str | None = None  # `run -k`: only the tests matching it ran
     contribkit_version: str = ""
     schema: int = SCHEMA
 

@@ -632,6 +632,7 @@ def run_matrix(
         reason=reason,
         uncommitted=list(before.uncommitted[:200]),
         notes=all_notes,
+        keyword=options.keyword,
         contribkit_version=__version__,
     )
     return RunResult(record, write_record(root, record))

@@ -75,6 +75,10 @@ def check_gate(root: Path, settings: Settings, facts: BranchFacts) -> tuple[Path
             f"the record does not cover {', '.join(missing)}: run `{command}`",
             hint="the gate needs the repro of the branch's issue and every test file it changes",
         )
+    if record.keyword:
+        raise CheckFailed(
+            f"the record ran only the tests matching -k {record.keyword!r}: {RUN_AGAIN} without -k"
+        )
     if record.expect == "reproduced":
         raise CheckFailed(
             f"the latest record confirms the bug (--expect reproduced): fix it, then {RUN_AGAIN}"

@@ -202,6 +202,18 @@ def test_gate_refuses_a_record_that_misses_the_branchs_work(ck, green: Path, gh:
     assert ck("submit", "--dry-run").returncode == 0
 
 
+def test_gate_refuses_a_record_filtered_with_k(ck, green: Path, gh: Path) -> None:
+    """`run -k` ran only some tests: good for iterating, not evidence for a PR."""
+    assert ck("run", "-k", "relu").returncode == 0
+    refused(
+        ck("submit", "--dry-run"),
+        1,
+        "the record ran only the tests matching -k 'relu': run `contribkit run` without -k",
+    )
+    assert ck("run").returncode == 0
+    assert ck("submit", "--dry-run").returncode == 0
+
+
 def test_gate_checks_the_body_with_the_pr_rules(ck, green: Path, gh: Path, tmp_path: Path) -> None:
     drafted = tmp_path / "body.md"
     proc = ck("pr", "--offline", "-o", str(drafted))
