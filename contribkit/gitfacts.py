@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from contribkit.errors import BadInput
+from contribkit.hooks._common import issue_from_branch
 from contribkit.prcheck import FIXES_RE
 
 if TYPE_CHECKING:
@@ -28,10 +29,6 @@ if TYPE_CHECKING:
 _FS, _RS = "\x1f", "\x1e"
 _LOG_FORMAT = f"%H{_FS}%s{_FS}%b{_FS}%(trailers:only,unfold){_RS}"
 _TRAILER_RE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9-]*):\s*(.*)$")
-# "fix/issue-170398-x", "issue170398", "issue_170398", "gh-170398": the number after the word.
-_ISSUE_WORD_RE = re.compile(r"(?:^|[^a-z])(?:issues?|gh)[-_#]?(\d+)(?!\d)", re.IGNORECASE)
-# "170398-x", "fix/170398", "170398": a path segment that starts with the number.
-_ISSUE_SEGMENT_RE = re.compile(r"^(\d+)(?:[-_]|$)")
 # GitHub's closing keywords, with "#N", "OWNER/NAME#N" or an issue URL after them.
 _CLOSING_RE = FIXES_RE
 _ISSUE_REF_RE = re.compile(r"(?<![\w/&])#(\d+)\b")
@@ -282,20 +279,6 @@ def changed_files(root: Path, base: str, *, include_worktree: bool = False) -> l
     return sorted(files, key=lambda f: f.path)
 
 
-def issue_number_from_branch(branch: str | None) -> int | None:
-    """The issue a branch is for: ``fix/issue-170398-x``, ``170398-x``, ``issue170398``, ``gh-42``."""
-    if not branch:
-        return None
-    m = _ISSUE_WORD_RE.search(branch)
-    if m:
-        return int(m.group(1))
-    for segment in branch.split("/"):
-        m = _ISSUE_SEGMENT_RE.match(segment)
-        if m:
-            return int(m.group(1))
-    return None
-
-
 def issue_number_from_commits(commits: Sequence[Commit]) -> tuple[int, str] | None:
     """The issue the commits close (``Fixes #N``, ``Closes owner/repo#N``, an issue URL), else
     the first ``#N`` they mention; oldest commit first. Returns the number and which commit."""
@@ -359,7 +342,7 @@ def branch_facts(
     if base is not None:
         commits = commits_between(root, base.sha)
         files = changed_files(root, base.sha, include_worktree=include_worktree)
-    number = issue_number_from_branch(state.branch)
+    number = issue_from_branch(state.branch)
     origin = f"branch {state.branch}" if number is not None else None
     if number is None:
         from_commits = issue_number_from_commits(commits)

@@ -8,6 +8,7 @@ import pytest
 
 from contribkit import gitfacts
 from contribkit.errors import BadInput
+from tests.branchcases import BRANCH_ISSUES
 from tests.conftest import git
 
 
@@ -127,24 +128,14 @@ def test_branch_facts_commits_and_changed_files(fork_repo: Path) -> None:
     ]
 
 
-@pytest.mark.parametrize(
-    ("branch", "number"),
-    [
-        ("fix/issue-170398-x", 170398),
-        ("170398-x", 170398),
-        ("issue170398", 170398),
-        ("issue_170398_relu", 170398),
-        ("me/gh-4242-docs", 4242),
-        ("fix/170398", 170398),
-        ("Fix-Issue-77", 77),
-        ("main", None),
-        ("release/2.1", None),
-        ("fix-cuda12-build", None),
-        (None, None),
-    ],
-)
-def test_issue_number_from_branch(branch: str | None, number: int | None) -> None:
-    assert gitfacts.issue_number_from_branch(branch) == number
+def test_the_issue_a_branch_is_for(fork_repo: Path) -> None:
+    """``pr`` reads the branch with the hooks' parser: the shared table holds for both."""
+    for branch, number in BRANCH_ISSUES:
+        git("switch", "-q", *(["-c"] if branch != "main" else []), branch, cwd=fork_repo)
+        facts = gitfacts.branch_facts(fork_repo)
+        assert (branch, facts.issue_number) == (branch, number)
+        assert facts.issue_origin == (f"branch {branch}" if number is not None else None)
+        git("switch", "-q", "main", cwd=fork_repo)
 
 
 def test_issue_number_from_the_commits_when_the_branch_has_none(fork_repo: Path) -> None:

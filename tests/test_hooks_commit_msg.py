@@ -9,6 +9,7 @@ import pytest
 
 from contribkit.hooks import commit_msg
 from contribkit.hooks.commit_msg import check_message, clean_message, imperative_of, main
+from tests.branchcases import BRANCH_ISSUES
 from tests.conftest import git
 
 MESSAGES = Path(__file__).parent / "fixtures" / "messages"
@@ -187,22 +188,20 @@ def test_issue_from_the_branch_must_be_referenced(capsys, fork_repo: Path) -> No
     assert rule_ids(out) == ["CK109"]
 
 
-@pytest.mark.parametrize(
-    ("branch", "issue"),
-    [
-        ("fix/12345-relu", "12345"),
-        ("fix/issue-12345", "12345"),
-        ("gh-12345", "12345"),
-        ("12345-relu", "12345"),
-        ("feat/relu-issue12345", "12345"),
-        ("fix/python-312-support", None),
-        ("main", None),
-    ],
-)
-def test_issue_number_in_branch_names(branch: str, issue: str | None) -> None:
-    from contribkit.hooks._common import issue_from_branch
-
-    assert issue_from_branch(branch) == issue
+def test_the_issue_a_branch_is_for(capsys, fork_repo: Path) -> None:
+    """The hook reads the branch with the same parser as ``pr``: the shared table holds."""
+    message = write(fork_repo / ".git", "[nn] Fix relu\n\nA body.\n")
+    for branch, number in BRANCH_ISSUES:
+        git("switch", "-q", *(["-c"] if branch != "main" else []), branch, cwd=fork_repo)
+        code, out = run(capsys, message)
+        if number is None:
+            assert (branch, code, out) == (branch, 0, "")
+        else:
+            assert (branch, rule_ids(out)) == (branch, ["CK109"])
+            assert f"the branch names issue #{number}," in out
+            fixed = write(fork_repo / "test", f"[nn] Fix relu\n\nFixes #{number}\n")
+            assert run(capsys, fixed) == (0, "")
+        git("switch", "-q", "main", cwd=fork_repo)
 
 
 def test_rules_are_tuned_and_switched_off_in_contribkit_toml(capsys, fork_repo: Path) -> None:

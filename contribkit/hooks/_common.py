@@ -380,19 +380,22 @@ def glob_matcher(patterns: Sequence[str]) -> Callable[[str], bool]:
 
 # --- git facts ----------------------------------------------------------------------------------
 
-# An issue number at the start of a branch-name segment, or after "issue"/"gh":
-# fix/12345-relu, fix/issue-12345, gh-12345, 12345-relu. Not "fix/python-312-support".
-_BRANCH_ISSUE = re.compile(
-    r"(?:^|/)(?:issue[-_]?|gh[-_]?)?(\d+)(?=$|[-_/.])|(?:issue|gh)[-_]?(\d+)", re.I
-)
+# The issue a branch is for (README, "Which issue a branch is for"). The one parser of branch
+# names: the hooks, `pr` and `submit` use it.
+# 1. after the word issue/issues/gh at the start of a name part: issue-123, issue_123, issue123,
+#    issue#123, gh-123, fix/relu-issue-123 (not "tissue-5");
+_BRANCH_ISSUE_WORD = re.compile(r"(?:^|[/_.-])(?:issues?|gh)[-_#]?(\d+)(?![0-9A-Za-z])", re.I)
+# 2. else a path segment that starts with a number of two or more digits, then "-", "_" or its
+#    end: 123-relu, fix/123, fix/123_relu (not "fix/2.1-regression", "python-312", "3-way-merge").
+_BRANCH_ISSUE_SEGMENT = re.compile(r"(?:^|/)(\d{2,})(?=[-_/]|$)")
 
 
-def issue_from_branch(branch: str | None) -> str | None:
-    """The issue number a branch name carries, e.g. ``"12345"`` for ``fix/12345-relu``."""
+def issue_from_branch(branch: str | None) -> int | None:
+    """The issue number a branch name carries, e.g. 12345 for ``fix/12345-relu``, else None."""
     if not branch:
         return None
-    m = _BRANCH_ISSUE.search(branch)
-    return (m.group(1) or m.group(2)) if m else None
+    m = _BRANCH_ISSUE_WORD.search(branch) or _BRANCH_ISSUE_SEGMENT.search(branch)
+    return int(m.group(1)) if m else None
 
 
 RANGE_OPTIONS = (

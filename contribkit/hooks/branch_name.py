@@ -62,7 +62,7 @@ def check_branch(
                 f"branch '{branch}' does not match {pattern}",
             )
         )
-    if not issue_from_branch(branch):
+    if issue_from_branch(branch) is None:
         found.append(Violation(RULES["CK202"], f"branch '{branch}' carries no issue number"))
     return found
 

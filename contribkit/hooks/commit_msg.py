@@ -251,7 +251,7 @@ def _exempt_body_lines(lines: Sequence[str]) -> set[int]:
     return exempt
 
 
-def references_issue(message: str, issue: str) -> bool:
+def references_issue(message: str, issue: int) -> bool:
     return bool(re.search(rf"(?<![\w/])#{issue}\b|/issues/{issue}\b", message))
 
 
@@ -263,7 +263,7 @@ def check_message(
     title_style: str = "pytorch",
     conventional_types: Sequence[str] = (),
     allow_wip: bool = False,
-    issue: str | None = None,
+    issue: int | None = None,
     strict: bool = False,
 ) -> list[Violation]:
     """Violations in a cleaned commit message (see :func:`clean_message`); pure, no git."""
@@ -317,7 +317,7 @@ def check_message(
                     line=i + 2,
                 )
             )
-    if issue and not references_issue("\n".join(lines), issue):
+    if issue is not None and not references_issue("\n".join(lines), issue):
         found.append(
             Violation(
                 RULES["CK109"],
