@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from contribkit.errors import BadInput
 from contribkit.hooks._common import issue_from_branch
+from contribkit.hooks.commit_msg import split_trailers
 from contribkit.prcheck import FIXES_RE
 
 if TYPE_CHECKING:
@@ -27,8 +28,7 @@ if TYPE_CHECKING:
 
 # Field and record separators for `git log --format` (never in commit text).
 _FS, _RS = "\x1f", "\x1e"
-_LOG_FORMAT = f"%H{_FS}%s{_FS}%b{_FS}%(trailers:only,unfold){_RS}"
-_TRAILER_RE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9-]*):\s*(.*)$")
+_LOG_FORMAT = f"%H{_FS}%s{_FS}%b{_RS}"
 # GitHub's closing keywords, with "#N", "OWNER/NAME#N" or an issue URL after them.
 _CLOSING_RE = FIXES_RE
 _ISSUE_REF_RE = re.compile(r"(?<![\w/&])#(\d+)\b")
@@ -61,7 +61,12 @@ class Commit:
     sha: str
     subject: str
     body: str  # the message after the subject, trailers included, as git stores it
-    trailers: tuple[tuple[str, str], ...]  # ("Signed-off-by", "A <a@b>"), in order
+
+    @property
+    def trailers(self) -> tuple[tuple[str, str], ...]:
+        """``("Signed-off-by", "A <a@b>")``, in order: read by :func:`split_trailers`, not git's
+        ``%(trailers)``, which refuses a block with PyTorch's ``Test Plan:`` in it."""
+        return split_trailers(self.body)[1]
 
 
 @dataclass(frozen=True)
@@ -203,16 +208,6 @@ def find_merge_base(
         repo.close()
 
 
-def parse_trailers(block: str) -> tuple[tuple[str, str], ...]:
-    """``Key: value`` lines as git prints them with ``%(trailers:only,unfold)``."""
-    pairs = []
-    for line in block.splitlines():
-        m = _TRAILER_RE.match(line.strip())
-        if m:
-            pairs.append((m.group(1), m.group(2).strip()))
-    return tuple(pairs)
-
-
 def commits_between(root: Path, base: str, head: str = "HEAD") -> list[Commit]:
     """Commits reachable from ``head`` but not ``base``, newest first (merges included)."""
     repo = open_repo(root)
@@ -223,10 +218,10 @@ def commits_between(root: Path, base: str, head: str = "HEAD") -> list[Commit]:
     commits = []
     for record in out.split(_RS):
         fields = record.strip("\n").split(_FS)
-        if len(fields) != 4:
+        if len(fields) != 3:
             continue
-        sha, subject, body, trailers = fields
-        commits.append(Commit(sha, subject, body.strip(), parse_trailers(trailers)))
+        sha, subject, body = fields
+        commits.append(Commit(sha, subject, body.strip()))
     return commits
 
 

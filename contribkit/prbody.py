@@ -28,7 +28,7 @@ from contribkit.benchrecord import BenchRecord, bench_for_head, markdown_table
 from contribkit.config import KEYS
 from contribkit.errors import ContribkitError
 from contribkit.gitfacts import BranchFacts, Commit
-from contribkit.hooks.commit_msg import skip_kind, title_parts
+from contribkit.hooks.commit_msg import skip_kind, split_trailers, title_parts
 from contribkit.labels import LabelSuggestion, suggest_labels
 from contribkit.prcheck import (
     CheckContext,
@@ -380,25 +380,26 @@ def commit_text(commits: Sequence[Commit], issue: int | None) -> CommitText:
         re.IGNORECASE,
     )
     for commit in reversed(commits):
-        trailers = {f"{key}: {value}" for key, value in commit.trailers}
-        out.test_plan += [
-            value for key, value in commit.trailers if key.lower() in ("test-plan", "test plan")
-        ]
+        text, trailers = split_trailers(commit.body)
+        for key, value in trailers:  # "Solution: …" or "Test Plan: …" as the last paragraph
+            name = key.lower()
+            if name in _LABEL_KEYS:
+                getattr(out, _LABEL_KEYS[name]).append(value)
+            elif name in ("test-plan", "test plan") and value:
+                out.test_plan.append(value)
         kept = [
-            line
-            for line in commit.body.splitlines()
-            if line.strip() not in trailers and not (issue is not None and closing.match(line))
+            line for line in text.splitlines() if not (issue is not None and closing.match(line))
         ]
         for paragraph in re.split(r"\n\s*\n", "\n".join(kept)):
-            text = paragraph.strip()
-            if not text:
+            para = paragraph.strip()
+            if not para:
                 continue
-            label = _SECTION_LABEL_RE.match(text)
+            label = _SECTION_LABEL_RE.match(para)
             if label is None:
-                out.summary.append(text)
+                out.summary.append(para)
                 continue
             key = label.group(1).lower()
-            rest = text[label.end() :].strip()
+            rest = para[label.end() :].strip()
             if key in _LABEL_KEYS:
                 getattr(out, _LABEL_KEYS[key]).append(rest)
             elif rest:

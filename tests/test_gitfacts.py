@@ -128,6 +128,27 @@ def test_branch_facts_commits_and_changed_files(fork_repo: Path) -> None:
     ]
 
 
+def test_trailers_beside_a_test_plan_line(fork_repo: Path) -> None:
+    """git's %(trailers) refuses a last paragraph with PyTorch's "Test Plan:" in it (a key with a
+    space); contribkit reads the paragraph itself."""
+    _commit(
+        fork_repo,
+        "Fix relu\n\nThe kernel ignored the sign.\n\n"
+        "Test Plan: python test/test_nn.py -k test_relu\n"
+        "Co-authored-by: Claude <noreply@anthropic.com>\n"
+        "Reviewed-by: A Person\n  <a@b.c>",
+        a="1",
+    )
+    assert git("log", "-1", "--format=%(trailers:only)", cwd=fork_repo) == ""
+    (commit,) = gitfacts.commits_between(fork_repo, "HEAD~1")
+    assert commit.trailers == (
+        ("Test Plan", "python test/test_nn.py -k test_relu"),
+        ("Co-authored-by", "Claude <noreply@anthropic.com>"),
+        ("Reviewed-by", "A Person <a@b.c>"),
+    )
+    assert commit.body.startswith("The kernel ignored the sign.\n\nTest Plan: ")
+
+
 def test_the_issue_a_branch_is_for(fork_repo: Path) -> None:
     """``pr`` reads the branch with the hooks' parser: the shared table holds for both."""
     for branch, number in BRANCH_ISSUES:
@@ -148,10 +169,10 @@ def test_issue_number_from_the_commits_when_the_branch_has_none(fork_repo: Path)
     assert facts.issue_origin == f"commit {facts.commits[1].sha[:7]}"
     commits = [c for c in facts.commits if c.sha != later]
     assert gitfacts.issue_number_from_commits(commits) == (4242, f"commit {commits[0].sha[:7]}")
-    mention = [gitfacts.Commit("c" * 40, "Port the fix of #12 (and &#39; is no issue)", "", ())]
+    mention = [gitfacts.Commit("c" * 40, "Port the fix of #12 (and &#39; is no issue)", "")]
     assert gitfacts.issue_number_from_commits(mention) == (12, "commit ccccccc")
     url = "Fixes https://github.com/pytorch/pytorch/issues/777."
-    assert gitfacts.issue_number_from_commits([gitfacts.Commit("d" * 40, "Fix", url, ())]) == (
+    assert gitfacts.issue_number_from_commits([gitfacts.Commit("d" * 40, "Fix", url)]) == (
         777,
         "commit ddddddd",
     )

@@ -265,3 +265,38 @@ def test_pure_check_is_reusable_for_pr_titles() -> None:
     found = check_message(["Fixed relu."], title_max_length=10)
     assert [v.rule.id for v in found] == ["CK101", "CK102", "CK105"]
     assert commit_msg.skip_kind('Revert "x"') == "revert"
+
+
+@pytest.mark.parametrize(
+    ("body", "text", "trailers"),
+    [
+        ("Why.\n\nSigned-off-by: A <a@b.c>", "Why.", [("Signed-off-by", "A <a@b.c>")]),
+        (
+            "Why.\n\nTest Plan: python test/test_nn.py\nCo-authored-by: Claude <c@a.b>",
+            "Why.",
+            [("Test Plan", "python test/test_nn.py"), ("Co-authored-by", "Claude <c@a.b>")],
+        ),
+        (
+            "Why.\n\ntest plan:\n  python test/x.py\n  -k relu",
+            "Why.",
+            [("test plan", "python test/x.py -k relu")],
+        ),
+        # a paragraph of mixed lines is a block when a known key is in it, as git's rule has it
+        (
+            "Why.\n\nFixes #12\nCo-authored-by: Claude <c@a.b>",
+            "Why.\n\nFixes #12",
+            [("Co-authored-by", "Claude <c@a.b>")],
+        ),
+        (
+            "Why.\n\nThe fix, in short: cast.\nNote: x",
+            "Why.\n\nThe fix, in short: cast.\nNote: x",
+            [],
+        ),
+        ("Why.\n\nNote: read the docs first.", "Why.", [("Note", "read the docs first.")]),
+        ("Why.\n\nhttps://example.com/x", "Why.\n\nhttps://example.com/x", []),
+        ("Co-authored-by: Claude <c@a.b>", "", [("Co-authored-by", "Claude <c@a.b>")]),
+        ("", "", []),
+    ],
+)
+def test_split_trailers(body: str, text: str, trailers: list[tuple[str, str]]) -> None:
+    assert commit_msg.split_trailers(body) == (text, tuple(trailers))

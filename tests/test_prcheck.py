@@ -132,8 +132,8 @@ def test_ai_trailers(key: str, value: str, is_ai: bool) -> None:
 
 def test_ai_trailers_of_commits() -> None:
     commits = [
-        Commit("a" * 40, "Fix", "", (("Co-authored-by", "Claude <noreply@anthropic.com>"),)),
-        Commit("b" * 40, "Test", "", (("Signed-off-by", "Me <me@example.com>"),)),
+        Commit("a" * 40, "Fix", "Why.\n\nCo-authored-by: Claude <noreply@anthropic.com>"),
+        Commit("b" * 40, "Test", "Signed-off-by: Me <me@example.com>"),
     ]
     assert ai_trailers(commits) == ["aaaaaaa Co-authored-by: Claude <noreply@anthropic.com>"]
 

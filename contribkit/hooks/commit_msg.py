@@ -53,7 +53,22 @@ _CONVENTIONAL = re.compile(
     r"^(?P<type>[A-Za-z]+)(?:\((?P<scope>[^()\s][^()]*)\))?!?: (?P<rest>\S.*)$"
 )
 _WIP = re.compile(r"(^|[\s\[(:])wip($|[\s\]):!])", re.I)
-_TRAILER = re.compile(r"^[A-Za-z][A-Za-z0-9-]*(?: [A-Za-z][A-Za-z0-9-]*)?: \S")
+# A trailer line, "Key: value": a one-word key as git has it, or one of PyTorch's keys of several
+# words ("Test Plan:", and those the mergebot and Phabricator write). Not a URL ("https://…").
+TRAILER_LINE = re.compile(
+    r"^((?i:test plan|pull request resolved|differential revision|approved by)"
+    r"|[A-Za-z0-9][A-Za-z0-9-]*)[ \t]*:(?!//)[ \t]*(.*?)\s*$"
+)
+# Keys that make a last paragraph of mixed lines a trailer block (as git's own trailers do):
+# those git and PyTorch's tools write, and the AI ones.
+KNOWN_TRAILERS = frozenset(
+    {
+        "signed-off-by", "co-authored-by", "assisted-by", "generated-by", "ai-assisted-by",
+        "reviewed-by", "acked-by", "tested-by", "reported-by", "suggested-by", "helped-by",
+        "test-plan", "test plan", "ghstack-source-id", "pull request resolved",
+        "differential revision", "approved by",
+    }
+)  # fmt: skip
 _PROMPT_LINE = " Please enter the commit message for your changes."
 
 # Verbs whose past tense or third person opens non-imperative titles ("Fixed …", "Adds …").
@@ -247,8 +262,40 @@ def _exempt_body_lines(lines: Sequence[str]) -> set[int]:
     last_paragraph = len(lines)
     while last_paragraph > 0 and lines[last_paragraph - 1].strip():
         last_paragraph -= 1
-    exempt.update(i for i in range(last_paragraph, len(lines)) if _TRAILER.match(lines[i]))
+    exempt.update(i for i in range(last_paragraph, len(lines)) if TRAILER_LINE.match(lines[i]))
     return exempt
+
+
+def split_trailers(body: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """A commit body's text without its trailers, and the trailers (unfolded), in order.
+
+    The trailers are the last paragraph's ``Key: value`` lines (:data:`TRAILER_LINE`, so
+    ``Test Plan:`` too); an indented line continues the trailer above it. Like git, the paragraph
+    is a trailer block when all its lines are trailers, or when a quarter of them are and one has
+    a known key (:data:`KNOWN_TRAILERS`, e.g. ``Signed-off-by``); its other lines stay in the text.
+    """
+    lines = body.rstrip().splitlines()
+    start = len(lines)
+    while start > 0 and lines[start - 1].strip():
+        start -= 1
+    trailers: list[list[str]] = []
+    others: list[str] = []
+    continues = False  # the line above was a trailer (or continued one)
+    for line in lines[start:]:
+        m = TRAILER_LINE.match(line)
+        if continues and line[:1] in (" ", "\t"):
+            trailers[-1][1] = f"{trailers[-1][1]} {line.strip()}".strip()
+        elif m:
+            trailers.append([m.group(1), m.group(2)])
+            continues = True
+        else:
+            others.append(line)
+            continues = False
+    known = any(key.lower() in KNOWN_TRAILERS for key, _ in trailers)
+    if not trailers or (others and not (known and 3 * len(trailers) >= len(others))):
+        return body.strip(), ()
+    text = "\n".join([*lines[:start], *others]).strip()
+    return text, tuple((key, value) for key, value in trailers)
 
 
 def references_issue(message: str, issue: int) -> bool:
