@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -99,13 +102,17 @@ def test_message_in_the_configured_commit_encoding_passes(
     assert code == 1 and rule_ids(out) == ["CK110"]
 
 
-def test_comment_char_from_git_config(capsys, fork_repo: Path) -> None:
+def test_comment_char_and_cleanup_mode_from_git_config(capsys, fork_repo: Path) -> None:
     text = "[nn] Fix relu\n\n; a comment line, far too long for a body line of a commit message, that git strips as a comment\n"
     path = write(fork_repo / ".git", text)
+    git("config", "core.commentChar", ";", cwd=fork_repo)
+    # no editor template: git's default cleanup (whitespace) keeps the line, so it is checked
     code, out = run(capsys, path)
     assert code == 1 and rule_ids(out) == ["CK108"]
-    git("config", "core.commentChar", ";", cwd=fork_repo)
+    git("config", "commit.cleanup", "strip", cwd=fork_repo)
     assert run(capsys, path) == (0, "")
+    git("config", "core.commentChar", "#", cwd=fork_repo)
+    assert rule_ids(run(capsys, path)[1]) == ["CK108"]  # ';' is no comment now
 
 
 def test_comment_char_and_scissors_from_gits_own_lines(capsys) -> None:
@@ -116,6 +123,61 @@ def test_comment_char_and_scissors_from_gits_own_lines(capsys) -> None:
 def test_clean_message_drops_comments_scissors_and_outer_blank_lines() -> None:
     text = "\n\nTitle\n# comment\n\nBody\n\n# ------------------------ >8 ------------------------\ndiff\n"
     assert clean_message(text, "#") == ["Title", "", "Body"]
+    assert clean_message(text, "#", strip_comments=False) == ["Title", "# comment", "", "Body"]
+
+
+@pytest.mark.parametrize(
+    ("how", "config", "kept"),
+    [
+        ("-m", None, True),  # git commit -m: cleanup is "whitespace", '#' lines stay
+        ("editor", None, False),  # the editor: "strip", git's template says so
+        ("editor -v", None, False),  # with the scissors line
+        ("-m", "strip", False),
+        ("editor", "whitespace", True),
+        ("-m", "scissors", True),
+        ("editor", "verbatim", True),
+    ],
+)
+def test_comment_lines_follow_gits_cleanup(
+    fork_repo: Path, tmp_path: Path, how: str, config: str | None, kept: bool
+) -> None:
+    """A real `git commit`, once without the hook to see what git keeps, then with it: the hook
+    rejects "#123" (CK109) exactly when git would strip that line."""
+    git("switch", "-q", "-c", "fix/issue-123-foo", cwd=fork_repo)
+    if config:
+        git("config", "commit.cleanup", config, cwd=fork_repo)
+    editor = tmp_path / "editor.sh"  # writes the message above git's template, as a user does
+    editor.write_text(
+        '#!/bin/sh\nprintf \'[nn] Fix relu\\n\\n#123\\n\' | cat - "$1" > "$1.new" && '
+        'mv "$1.new" "$1"\n'
+    )
+    editor.chmod(0o755)
+    args = ["-m", "[nn] Fix relu", "-m", "#123"] if how == "-m" else how.split()[1:]
+    env = {**os.environ, "GIT_EDITOR": str(editor)}
+
+    def commit(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["git", "commit", "--allow-empty", *extra, *args],
+            cwd=fork_repo,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+
+    assert commit("--no-verify").returncode == 0
+    stored = git("log", "-1", "--format=%B", cwd=fork_repo)
+    assert ("\n#123" in stored) is kept, stored
+    git("reset", "-q", "--soft", "HEAD~1", cwd=fork_repo)
+    hook = fork_repo / ".git" / "hooks" / "commit-msg"
+    hook.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m contribkit.hooks.commit_msg "$1"\n')
+    hook.chmod(0o755)
+    proc = commit()
+    if kept:
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    else:
+        assert proc.returncode == 1  # git passes the hook's output on to stderr
+        assert "CK109 issue-not-referenced: the branch names issue #123" in proc.stderr
+        assert "hint: add 'Fixes #123' to the body (or 'Refs #123'" in proc.stderr
 
 
 @pytest.mark.parametrize(

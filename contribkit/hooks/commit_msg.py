@@ -2,8 +2,9 @@
 
 Checks the title (length, trailing period, whitespace, WIP, imperative mood, style), the blank
 second line, body line length (URLs, code and trailers exempt), and that a branch named after an
-issue references it. Comment lines (core.commentChar) and everything below the `git commit -v`
-scissors line are ignored. Merge, fixup, squash, amend and revert commits are skipped unless
+issue references it. Comment lines (core.commentChar) are ignored where git strips them (the
+editor's message, or commit.cleanup=strip; not `git commit -m`), and so is everything below the
+`git commit -v` scissors line. Merge, fixup, squash, amend and revert commits are skipped unless
 --strict. An empty message passes: git aborts that commit itself.
 
 Example: contribkit-commit-msg .git/COMMIT_EDITMSG
@@ -121,31 +122,45 @@ def skip_kind(title: str) -> str | None:
     return None
 
 
-def comment_prefix(text: str, ask_git: Callable[[], str | None]) -> str:
-    """The comment string git strips from this message.
+def cleanup_rules(text: str, ask_git: Callable[[], list[tuple[str, str]]]) -> tuple[str, bool]:
+    """The comment string of this message, and whether git will strip its comment lines.
 
-    git's own prompt and scissors lines name it (this also covers ``core.commentChar=auto``);
-    otherwise git config is asked, but only when a line starts with a character that serves as
-    one (git's ``auto`` candidates), so "[area] Title" alone costs no git call.
+    The hook sees the message before git cleans it up. git strips comments in the ``strip``
+    cleanup mode, its default only when the editor was used; ``git commit -m "#123"`` keeps the
+    line (``whitespace``). So: ``commit.cleanup`` when set, else strip only when git's editor
+    template (its prompt line, or the ``git commit -v`` scissors line) is in the message. That
+    template also names the comment string (``core.commentChar=auto`` included); otherwise
+    ``core.commentChar`` does. ``ask_git`` returns those config entries, and is called only when
+    a line starts with a character that can be one, so "[area] Title" alone costs no git call.
     """
     lines = text.splitlines()
-    for line in lines:
-        if line.endswith(" " + SCISSORS) or _PROMPT_LINE in line:
-            return line.split(" ", 1)[0] or "#"
-    if any(line[:1] in COMMENT_CHARS for line in lines if line):
-        configured = ask_git()
-        if configured and configured != "auto":
-            return configured
-    return "#"
+    template = next(
+        (
+            line.split(" ", 1)[0] or "#"
+            for line in lines
+            if line.endswith(" " + SCISSORS) or _PROMPT_LINE in line
+        ),
+        None,
+    )
+    if not any(line[:1] in COMMENT_CHARS for line in lines if line):
+        return template or "#", False  # no line can be a comment
+    comment, mode = template, "default"
+    for key, value in ask_git():
+        if key == "commit.cleanup":
+            mode = value.lower()
+        elif template is None and value != "auto":
+            comment = value
+    return comment or "#", mode == "strip" or (mode == "default" and template is not None)
 
 
-def clean_message(text: str, comment: str = "#") -> list[str]:
-    """The message as git will commit it: no comments, nothing below the scissors, no outer blanks."""
+def clean_message(text: str, comment: str = "#", strip_comments: bool = True) -> list[str]:
+    """The message as git will commit it: nothing below the scissors, no outer blank lines, and
+    no comment lines when ``strip_comments``."""
     lines: list[str] = []
     for line in text.splitlines():
         if line == f"{comment} {SCISSORS}":
             break
-        if not line.startswith(comment):
+        if not (strip_comments and line.startswith(comment)):
             lines.append(line)
     while lines and not lines[0].strip():
         lines.pop(0)
@@ -370,17 +385,17 @@ def check_message(
                 RULES["CK109"],
                 f"the branch names issue #{issue}, but the message does not reference it",
                 line=1,
-                hint=f"add 'Fixes #{issue}' to the body (or '#{issue}' if it only relates)",
+                hint=f"add 'Fixes #{issue}' to the body (or 'Refs #{issue}' if it only relates)",
             )
         )
     return found
 
 
-def _git_config(root: str | None, pattern: str) -> str | None:
-    """The last value of the git config keys matching ``pattern`` (a regex), or None."""
+def _git_config(root: str | None, pattern: str) -> list[tuple[str, str]]:
+    """``(key, value)`` of the git config entries whose keys match ``pattern`` (a regex), in
+    git's order (the last one wins)."""
     out = gitcmd.git("config", "--get-regexp", pattern, cwd=root, check=False)
-    values = [line.partition(" ")[2] for line in out.splitlines()]
-    return values[-1] if values else None
+    return [(key, value) for key, _, value in (line.partition(" ") for line in out.splitlines())]
 
 
 def check(args: SimpleNamespace, ctx: HookContext) -> Findings:
@@ -398,9 +413,11 @@ def check(args: SimpleNamespace, ctx: HookContext) -> Findings:
     if encoding_violation:  # git may be set up for another encoding
         encoding = _git_config(ctx.root, r"^i18n\.commitencoding$")
         if encoding:
-            text, encoding_violation = decode_message(raw, encoding)
-    comment = comment_prefix(text, lambda: _git_config(ctx.root, r"^core\.comment(char|string)$"))
-    lines = clean_message(text, comment)
+            text, encoding_violation = decode_message(raw, encoding[-1][1])
+    comment, strip = cleanup_rules(
+        text, lambda: _git_config(ctx.root, r"^(core\.comment(char|string)|commit\.cleanup)$")
+    )
+    lines = clean_message(text, comment, strip)
     if lines and skip_kind(lines[0]) and not args.strict:
         return Findings()
     violations = check_message(
