@@ -363,45 +363,94 @@ def _is_test(path: str) -> bool:
 
 
 # -- the commits' text --------------------------------------------------------------------------
+_ISSUE_LINK = r"(?:[\w.-]+/[\w.-]+#\d+|#\d+|https?://\S+?/(?:issues|pull)/\d+)"
+# A line that only points at issues: "Fixes #1", "Closes #2 and #3", "Refs: o/r#4", "See #5.".
+_REFERENCE_LINE = re.compile(
+    r"^\s*(?:(?P<closing>fix(?:e[sd])?|close[sd]?|resolve[sd]?)|refs?|references?|see(?: also)?"
+    r"|related(?: to)?|part of|xref|follow[- ]up (?:to|of))?:?\s*"
+    rf"{_ISSUE_LINK}(?:\s*(?:,|and)\s*{_ISSUE_LINK})*\s*\.?\s*$",
+    re.IGNORECASE,
+)
+_BULLET = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+\S")
+_LOWER_WORD = re.compile(r"^[a-z](?=[a-z]*(?:[\s,;:!?]|\.(?!\w)|$))")  # a word, not code
+
+
 @dataclass
 class CommitText:
     summary: list[str] = field(default_factory=list)  # paragraphs
     root_cause: list[str] = field(default_factory=list)
     solution: list[str] = field(default_factory=list)
     test_plan: list[str] = field(default_factory=list)
+    references: list[str] = field(default_factory=list)  # "Refs #12": they go by the Fixes line
+    bullet_lists: list[str] = field(default_factory=list)  # commits whose lists were left out
+
+
+def _sentence(text: str) -> str:
+    """``the kernel …`` -> ``The kernel …``; a first word that looks like code is kept."""
+    return _LOWER_WORD.sub(lambda m: m.group(0).upper(), text, count=1)
+
+
+def _without_lists(paragraph: str) -> tuple[str, bool]:
+    """A paragraph without its bullet items (with their indented continuations, and the
+    ``…:`` line that leads into them), and whether it had any. Code fences are kept whole."""
+    kept: list[str] = []
+    in_item = fenced = found = False
+    for line in paragraph.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        if not fenced and _BULLET.match(line):
+            if not found and kept and kept[-1].rstrip().endswith(":"):
+                kept.pop()  # "This PR:" leads into the list
+            in_item = found = True
+        elif not (in_item and not fenced and line[:1] in (" ", "\t")):
+            in_item = False
+            kept.append(line)
+    return "\n".join(kept).strip(), found
 
 
 def commit_text(commits: Sequence[Commit], issue: int | None) -> CommitText:
     """The commit bodies (oldest first) split into prose, ``Root cause:``, ``Solution:`` and
-    ``Test Plan:`` paragraphs; trailers, and lines that only close the PR's issue, dropped."""
+    ``Test Plan:`` paragraphs (as paragraphs or trailers); trailers dropped.
+
+    Lines that only point at issues leave the prose: those closing the PR's issue are dropped
+    (the body's Fixes line says it), others go in ``references``. The summary is prose, as
+    PyTorch asks: bullet lists are left out of it (``bullet_lists`` names their commits).
+    Section text starts with a capital, as a sentence.
+    """
     out = CommitText()
-    closing = re.compile(
-        rf"^\s*(?:fix(?:e[sd])?|close[sd]?|resolve[sd]?)\b:?\s+\S*#{issue}\s*\.?\s*$",
-        re.IGNORECASE,
-    )
     for commit in reversed(commits):
         text, trailers = split_trailers(commit.body)
         for key, value in trailers:  # "Solution: …" or "Test Plan: …" as the last paragraph
             name = key.lower()
             if name in _LABEL_KEYS:
-                getattr(out, _LABEL_KEYS[name]).append(value)
+                getattr(out, _LABEL_KEYS[name]).append(_sentence(value))
             elif name in ("test-plan", "test plan") and value:
                 out.test_plan.append(value)
-        kept = [
-            line for line in text.splitlines() if not (issue is not None and closing.match(line))
-        ]
+        kept = []
+        for line in text.splitlines():
+            ref = _REFERENCE_LINE.match(line)
+            if ref is None:
+                kept.append(line)
+                continue
+            numbers = {int(n) for n in re.findall(r"(?:#|/issues/|/pull/)(\d+)", line)}
+            if not (ref.group("closing") and numbers == {issue}):
+                reference = " ".join(line.split())
+                if reference not in out.references:
+                    out.references.append(reference)
         for paragraph in re.split(r"\n\s*\n", "\n".join(kept)):
             para = paragraph.strip()
-            if not para:
-                continue
             label = _SECTION_LABEL_RE.match(para)
             if label is None:
-                out.summary.append(para)
+                para, had_list = _without_lists(para)
+                if had_list and commit.sha[:7] not in out.bullet_lists:
+                    out.bullet_lists.append(commit.sha[:7])
+                if para:
+                    out.summary.append(para)
                 continue
             key = label.group(1).lower()
             rest = para[label.end() :].strip()
             if key in _LABEL_KEYS:
-                getattr(out, _LABEL_KEYS[key]).append(rest)
+                getattr(out, _LABEL_KEYS[key]).append(_sentence(rest))
             elif rest:
                 out.test_plan.append(rest)
     return out
@@ -562,14 +611,15 @@ def environment_lines(record: RunRecord) -> tuple[list[str], str]:
     return lines, cuda_line
 
 
-def body_context(inputs: PrInputs, title: str, ai_text: str | None) -> dict[str, Any]:
+def body_context(
+    inputs: PrInputs, title: str, ai_text: str | None, text: CommitText
+) -> dict[str, Any]:
     """The variables a PR body template gets (documented in the README, ``--template``)."""
     facts = inputs.facts
     issue = inputs.issue
     template = inputs.template
     closing = template.closing_word if template else "Fixes"
     number = issue.number if issue else None
-    text = commit_text(facts.commits, number)
     evidence = ai_trailers(facts.commits)
     ai = None
     if ai_text or evidence:
@@ -584,6 +634,7 @@ def body_context(inputs: PrInputs, title: str, ai_text: str | None) -> dict[str,
     return {
         "title": title,
         "fixes_line": f"{closing} #{number}" if number else f"{closing} #{PLACEHOLDERS['issue']}",
+        "references": text.references,
         "issue": asdict(issue) if issue else None,
         "summary": "\n\n".join(text.summary) or None,
         "root_cause": "\n\n".join(text.root_cause) or None,
@@ -719,7 +770,16 @@ def draft(
             allow_wip=rules.allow_wip,
         )
     )
-    context = body_context(inputs, title, ai_text)
+    text = commit_text(facts.commits, inputs.issue.number if inputs.issue else None)
+    warnings = list(inputs.warnings)
+    if text.bullet_lists:
+        many = len(text.bullet_lists) > 1
+        warnings.append(
+            f"the bullet list{'s' if many else ''} in commit{'s' if many else ''} "
+            f"{', '.join(text.bullet_lists)} {'were' if many else 'was'} left out of the summary: "
+            "PyTorch asks for prose, so say what changed and why in sentences"
+        )
+    context = body_context(inputs, title, ai_text, text)
     if template_file is not None:
         body = render_file(template_file, **context)
     else:
@@ -734,7 +794,7 @@ def draft(
         bot_command=label.bot_command,
         placeholders=[what for _, what in placeholders_in(body)],
         title_problems=[f"{v.message}; {v.fix}" for v in problems],
-        warnings=inputs.warnings,
+        warnings=warnings,
         issue=inputs.issue,
         record_path=inputs.record_path,
         bench_path=inputs.bench_path,

@@ -322,6 +322,25 @@ def test_an_ai_trailer_beside_a_test_plan_line(run_cli: Run, fork: Path) -> None
     assert check.returncode == 1 and "CKP05 ai-disclosure-missing: AI helped (" in check.stdout
 
 
+def test_references_go_by_the_fixes_line_and_lists_are_left_out(run_cli: Run, fork: Path) -> None:
+    message = FIX_MESSAGE.replace(
+        "Root cause:",
+        "- Add a fast path for zero\n- Drop the old comparison\n\nRefs #123\n\nRoot cause:",
+    )
+    git("commit", "-q", "--amend", "-m", message, cwd=fork)
+    proc = pr_cli(run_cli, fork, "--offline")
+    assert proc.stdout.startswith(
+        "Fixes #4242\nRefs #123\n\nrelu called clamp(min=0), which returns +0.0 for -0.0; relu "
+        "must return\nits input unchanged where it is not negative.\n\n## Root cause\n\nClamp"
+    )
+    assert "fast path" not in proc.stdout and proc.stdout.count("#123") == 1
+    sha = git("rev-parse", "--short=7", "HEAD", cwd=fork)
+    assert (
+        f"contribkit: warning: the bullet list in commit {sha} was left out of the summary: "
+        "PyTorch asks for prose, so say what changed and why in sentences"
+    ) in proc.stderr
+
+
 def test_output_file_ai_section_and_conventional_title(run_cli: Run, fork: Path) -> None:
     out = fork / "body.md"
     proc = pr_cli(
@@ -557,9 +576,65 @@ def test_commit_text_is_split_into_sections() -> None:
     )
     newer = commit("Add tests", "More tests.\n\nTest-Plan: pytest test/test_x.py")
     text = commit_text([newer, older], issue=7)
-    assert text.summary == ["relu lost the sign.", "Closes #8", "More tests."]
-    assert text.root_cause == ["clamp."] and text.solution == ["where()."]
+    assert text.summary == ["relu lost the sign.", "More tests."]
+    assert text.references == ["Closes #8"]  # it goes by the Fixes line; "Fixes #7" is that line
+    assert text.root_cause == ["Clamp."] and text.solution == ["where()."]  # code stays as is
     assert text.test_plan == ["python test/test_nn.py -k relu", "pytest test/test_x.py"]
+
+
+@pytest.mark.parametrize(
+    ("said", "section"),
+    [
+        ("the kernel checked it.", "The kernel checked it."),
+        ("clamp.", "Clamp."),
+        ("torch.compile cached it.", "torch.compile cached it."),
+        ("index_add_ refused it.", "index_add_ refused it."),
+        ("`clamp` did.", "`clamp` did."),
+    ],
+)
+def test_sections_start_as_sentences_unless_with_code(said: str, section: str) -> None:
+    text = commit_text([commit("Fix relu", f"Root cause: {said}\n\nSolution: {said}")], None)
+    assert text.root_cause == [section] and text.solution == [section]
+
+
+@pytest.mark.parametrize(
+    ("body", "summary", "bullets"),
+    [
+        ("Why.\n\n- add a path\n- drop a check\n  that was wrong", ["Why."], True),
+        ("This PR:\n1. adds a path\n2) drops a check\n\nWhy.", ["Why."], True),
+        ("Why:\n\n```\n- not a list\n```", ["Why:", "```\n- not a list\n```"], False),
+        ("A -- B is fine.\n-1 is a number", ["A -- B is fine.\n-1 is a number"], False),
+    ],
+)
+def test_bullet_lists_are_left_out_of_the_summary(
+    body: str, summary: list[str], bullets: bool
+) -> None:
+    text = commit_text([commit("Fix relu", body)], issue=None)
+    assert text.summary == summary
+    assert text.bullet_lists == (["ccccccc"] if bullets else [])
+
+
+@pytest.mark.parametrize(
+    ("line", "reference"),
+    [
+        ("Fixes #7", None),
+        ("fixes pytorch/pytorch#7.", None),
+        ("Closes https://github.com/pytorch/pytorch/issues/7", None),
+        ("Refs #12", "Refs #12"),
+        ("Refs:  #12, #13", "Refs: #12, #13"),
+        ("See also pytorch/pytorch#12", "See also pytorch/pytorch#12"),
+        ("Fixes #7 and #12", "Fixes #7 and #12"),
+        ("Related to #12", "Related to #12"),
+        ("See #12 for the history of this check.", "prose"),
+    ],
+)
+def test_lines_that_only_point_at_issues_leave_the_prose(line: str, reference: str | None) -> None:
+    text = commit_text([commit("Fix relu", f"Why.\n{line}")], issue=7)
+    if reference == "prose":
+        assert text.summary == [f"Why.\n{line}"] and text.references == []
+    else:
+        assert text.summary == ["Why."]
+        assert text.references == ([reference] if reference else [])
 
 
 def test_the_cuda_line_says_what_ran() -> None:
