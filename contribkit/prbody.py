@@ -471,14 +471,20 @@ def _main_subject(commits: Sequence[Commit]) -> str | None:
     return None
 
 
-def _fit(prefix: str, summary: str, limit: int) -> str:
+@dataclass(frozen=True)
+class Title:
+    text: str
+    cut_from: str | None = None  # the uncut title, when ``text`` was cut to fit the limit
+
+
+def _fit(prefix: str, summary: str, limit: int) -> Title:
     """``prefix + summary``, the summary cut at a word boundary to fit ``limit``."""
     title = prefix + summary
     if len(title) <= limit:
-        return title
+        return Title(title)
     room = limit - len(prefix)
     cut = summary[: room + 1].rsplit(" ", 1)[0] if " " in summary[:room] else summary[:room]
-    return prefix + cut.rstrip(" ,;:-.")
+    return Title(prefix + cut.rstrip(" ,;:-."), cut_from=title)
 
 
 def make_title(
@@ -490,9 +496,10 @@ def make_title(
     limit: int = 72,
     branch: str | None = None,
     types: Sequence[str] = (),
-) -> str:
+) -> Title:
     """``[area] Imperative summary`` (pytorch) or ``type(area): summary`` (conventional), from
-    the main commit's subject, else the issue's title, within ``limit`` characters.
+    the main commit's subject, else the issue's title, within ``limit`` characters (cut at a
+    word, saying so in ``cut_from``).
 
     A subject's own ``[area]`` or ``type(scope):`` is kept; a ``Word:`` prefix that is not one
     of the conventional ``types`` (``CUDA: …``) is taken as an area.
@@ -751,8 +758,9 @@ def draft(
     from contribkit.render import render, render_file
 
     facts = inputs.facts
+    warnings = list(inputs.warnings)
     if title is None:
-        title = make_title(
+        made = make_title(
             facts.commits,
             issue=inputs.issue,
             areas=inputs.labels.areas,
@@ -761,6 +769,12 @@ def draft(
             branch=facts.state.branch,
             types=rules.conventional_types,
         )
+        title = made.text
+        if made.cut_from:
+            warnings.append(
+                f"the title was cut to {rules.max_length} characters (hooks.title_max_length) "
+                f'from "{made.cut_from}"; write a shorter one with --title'
+            )
     problems = check_title(
         CheckContext(
             title=title,
@@ -771,7 +785,6 @@ def draft(
         )
     )
     text = commit_text(facts.commits, inputs.issue.number if inputs.issue else None)
-    warnings = list(inputs.warnings)
     if text.bullet_lists:
         many = len(text.bullet_lists) > 1
         warnings.append(

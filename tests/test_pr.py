@@ -16,7 +16,7 @@ import pytest
 from contribkit import gitfacts
 from contribkit.gitcmd import ensure_excluded
 from contribkit.gitfacts import Commit
-from contribkit.prbody import IssueFacts, commit_text, environment_lines, make_title
+from contribkit.prbody import IssueFacts, Title, commit_text, environment_lines, make_title
 from contribkit.record import (
     Cell,
     Interpreter,
@@ -341,6 +341,33 @@ def test_references_go_by_the_fixes_line_and_lists_are_left_out(run_cli: Run, fo
     ) in proc.stderr
 
 
+def test_a_title_cut_to_fit_is_a_warning(run_cli: Run, fork: Path) -> None:
+    subject = "Keep the sign of negative zero in relu, hardtanh, leaky_relu and their backward"
+    git(
+        "commit",
+        "-q",
+        "--amend",
+        "-m",
+        FIX_MESSAGE.replace(FIX_MESSAGE.split("\n")[0], subject),
+        cwd=fork,
+    )
+    proc = pr_cli(run_cli, fork, "--offline")
+    title = "[nn] Keep the sign of negative zero in relu, hardtanh, leaky_relu and"
+    assert f"title: {title}\n" in proc.stderr
+    warning = (
+        "contribkit: warning: the title was cut to 72 characters (hooks.title_max_length) from "
+        f'"[nn] {subject}"; write a shorter one with --title'
+    )
+    assert warning in proc.stderr
+    as_json = json.loads(pr_cli(run_cli, fork, "--offline", "--json").stdout)
+    assert (
+        as_json["title"] == title
+        and warning.removeprefix("contribkit: warning: ") in (as_json["warnings"])
+    )
+    given = pr_cli(run_cli, fork, "--offline", "--title", "[nn] Keep the sign of -0.0 in relu")
+    assert "title was cut" not in given.stderr
+
+
 def test_output_file_ai_section_and_conventional_title(run_cli: Run, fork: Path) -> None:
     out = fork / "body.md"
     proc = pr_cli(
@@ -553,19 +580,19 @@ def commit(subject: str, body: str = "") -> Commit:
 )
 def test_titles(subject: str, style: str, areas: tuple[str, ...], title: str) -> None:
     made = make_title([commit(subject)], issue=None, areas=areas, style=style)
-    assert made == title and len(made) <= 72
+    assert made.text == title and len(made.text) <= 72
+    assert (made.cut_from is not None) is (len(subject) > 72)
 
 
 def test_title_sources_besides_the_subject() -> None:
     issue = IssueFacts(4242, title="relu drops the sign")
     fixup = [commit("fixup! Fix relu"), commit("Fix relu"), commit("Merge branch 'main' into x")]
-    assert make_title(fixup, issue=issue, areas=(), style="pytorch") == "Fix relu"
-    assert make_title([], issue=issue, areas=("nn",), style="pytorch") == (
+    assert make_title(fixup, issue=issue, areas=(), style="pytorch").text == "Fix relu"
+    assert make_title([], issue=issue, areas=("nn",), style="pytorch").text == (
         "[nn] Fix #4242: relu drops the sign"
     )
-    assert make_title([], issue=None, areas=(), style="pytorch", branch="me/relu-sign_fix") == (
-        "Relu sign fix"
-    )
+    made = make_title([], issue=None, areas=(), style="pytorch", branch="me/relu-sign_fix")
+    assert made == Title("Relu sign fix")
 
 
 def test_commit_text_is_split_into_sections() -> None:
