@@ -81,6 +81,7 @@ class ChangedFile:
 class BranchFacts:
     state: TreeState
     merge_base: MergeBase | None
+    base_ref: str  # what the merge-base was wanted with, e.g. "upstream/main"
     commits: tuple[Commit, ...]  # merge-base..HEAD, newest first
     changed_files: tuple[ChangedFile, ...]
     issue_number: int | None
@@ -346,6 +347,7 @@ def branch_facts(
     return BranchFacts(
         state=state,
         merge_base=base,
+        base_ref=f"{upstream_remote}/{base_branch}",
         commits=tuple(commits),
         changed_files=tuple(files),
         issue_number=number,

@@ -299,8 +299,8 @@ def gather(
     warnings: list[str] = []
     if facts.merge_base is None:
         warnings.append(
-            f"no merge-base with {ws.settings.get('upstream_remote')}/"
-            f"{ws.settings.get('base_branch')}: no commits or changed files to describe"
+            f"no merge-base with {facts.base_ref} (nor with its local or origin branch): no "
+            "commits or changed files to describe"
         )
     elif facts.merge_base.note:
         warnings.append(facts.merge_base.note)

@@ -470,6 +470,23 @@ def test_github_down_never_fails_the_body(
     assert "--issue 77 overrides #4242 (from the branch fix/issue-4242-relu-sign)" in other.stderr
 
 
+def test_the_base_given_is_the_base_named(run_cli: Run, fork: Path) -> None:
+    proc = pr_cli(run_cli, fork, "--offline", "-B", "nosuch")
+    assert proc.returncode == 0, proc.stderr
+    assert (
+        "contribkit: warning: no merge-base with upstream/nosuch (nor with its local or origin "
+        "branch): no commits or changed files to describe"
+    ) in proc.stderr
+    assert "upstream/main" not in proc.stderr
+    # a base that exists only locally is used, with a note naming both
+    git("branch", "-q", "stable", "HEAD~1", cwd=fork)
+    local = pr_cli(run_cli, fork, "--offline", "-B", "stable")
+    assert "no 'upstream/stable' ref (run `git fetch upstream`); used 'stable' instead" in (
+        local.stderr
+    )
+    assert local.stdout.startswith("Fixes #4242\n\nrelu called")
+
+
 def test_bad_input(run_cli: Run, fork: Path, tmp_path: Path) -> None:
     outside = run_cli("pr", cwd=tmp_path)
     assert outside.returncode == 2 and "not inside a git repository" in outside.stderr
