@@ -43,10 +43,14 @@ def test_demo_walks_the_workflow(run_cli, shared_cache: str, tmp_path: Path) -> 
     assert steps[5]["command"] == "contribkit run"
     assert steps[5]["result"].startswith("NOT_REPRODUCED on cpu at ")
     assert steps[6]["command"] == "contribkit pr --offline -o .contribkit/pr-body.md"
+    # the fix is under aten/src/ATen/native/: the title gets PyTorch's [area] prefix
+    assert steps[6]["result"] == (
+        "wrote .contribkit/pr-body.md (title: [aten] Cast a source of another dtype in index_add_)"
+    )
     body = result["body"]
     assert body == (scratch / ".contribkit/pr-body.md").read_text()
     assert body.startswith("Fixes #4242\n\nindex_add_ refused a float source")
-    assert "## Root cause\n" in body and "## Solution\n" in body
+    assert "## Root cause\n\nThe kernel checked" in body and "## Solution\n\nCast the" in body
     assert "# before: REPRODUCED RuntimeError: index_add_(): self (Long)" in body
     assert "# after:  NOT_REPRODUCED completed on cpu" in body
     assert "- CUDA: not run (no GPU available)" in body  # the CPU wheel: the truth here

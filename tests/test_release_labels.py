@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from contribkit.labels import (
     BUNDLED_RELEASE_NOTES,
     NOT_USER_FACING,
@@ -23,6 +25,24 @@ def test_the_bundled_table_decides_by_the_bulk_of_the_change() -> None:
         [("torch/_dynamo/eval_frame.py", 3), ("torch/_inductor/lowering.py", 30)], None
     )
     assert mixed.label == "release notes: inductor" and mixed.areas == ("inductor", "dynamo")
+
+
+@pytest.mark.parametrize(
+    ("path", "area"),
+    [
+        ("aten/src/ATen/native/TensorAdvancedIndexing.cpp", "aten"),
+        ("aten/src/ATen/native/cuda/Activation.cu", "cuda"),
+        ("torch/_refs/__init__.py", "refs"),
+        ("torch/_decomp/decompositions.py", "decomp"),
+        ("torch/_prims/__init__.py", "prims"),
+        ("torch/functional.py", "frontend"),
+        ("torch/_tensor.py", "frontend"),
+        ("torch/nn/functional.py", "nn"),
+    ],
+)
+def test_common_paths_give_the_title_an_area(path: str, area: str) -> None:
+    found = suggest_labels([(path, 3)], None)
+    assert found.areas == (area,) and found.label is not None
 
 
 def test_tests_and_ci_alone_are_not_user_facing() -> None:
