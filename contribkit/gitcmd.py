@@ -11,6 +11,7 @@ import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Collection, Sequence
     from pathlib import Path
 
 # Scratch outputs that must never be committed by accident (DESIGN.md, Safety).
@@ -130,31 +131,45 @@ def missing_excludes(root: Path, patterns: tuple[str, ...] = SCRATCH_EXCLUDES) -
 
 
 def ensure_excluded(root: Path, patterns: tuple[str, ...] = SCRATCH_EXCLUDES) -> list[str]:
-    """Append missing ``patterns`` to ``.git/info/exclude``; return the ones added."""
+    """Append missing ``patterns`` to ``.git/info/exclude``, under contribkit's header; return
+    the lines appended (a blank separator and the header included), for
+    :func:`remove_excluded`."""
     exclude, existing = _exclude_file(root)
     missing = [p for p in patterns if p not in existing]
-    if missing:
-        exclude.parent.mkdir(parents=True, exist_ok=True)
-        lines = list(existing)
-        if lines and lines[-1].strip():
-            lines.append("")
-        if EXCLUDE_HEADER not in existing:
-            lines.append(EXCLUDE_HEADER)
-        lines.extend(missing)
-        exclude.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return missing
+    if not missing:
+        return []
+    added = [] if EXCLUDE_HEADER in existing else [EXCLUDE_HEADER]
+    if added and existing and existing[-1].strip():
+        added.insert(0, "")
+    added += missing
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    exclude.write_text("".join(line + "\n" for line in [*existing, *added]), encoding="utf-8")
+    return added
 
 
-def remove_excluded(root: Path, patterns: tuple[str, ...]) -> list[str]:
-    """Remove ``patterns`` from ``.git/info/exclude`` (and contribkit's header once none of
-    :data:`SCRATCH_EXCLUDES` is left); return the ones removed."""
-    exclude, existing = _exclude_file(root)
-    removed = [p for p in patterns if p in existing]
-    if removed:
-        lines = [line for line in existing if line not in removed]
-        if not any(p in lines for p in SCRATCH_EXCLUDES):
-            lines = [line for line in lines if line != EXCLUDE_HEADER]
-        while lines and not lines[-1].strip():
-            lines.pop()
+def remove_excluded(
+    root: Path, added: Sequence[str], keep: Collection[str] = ()
+) -> tuple[list[str], list[str]]:
+    """Undo :func:`ensure_excluded`: remove the ``added`` lines it returned, but for the
+    patterns in ``keep``; its header (and the blank line it put before it) goes only once no
+    pattern is left under it. Lines that were there before it ran are never touched.
+
+    Returns the patterns removed, and the ``added`` lines still in the file.
+    """
+    exclude, lines = _exclude_file(root)
+    before = list(lines)
+    removed = []
+    for line in added:
+        if line and line != EXCLUDE_HEADER and line not in keep and line in lines:
+            del lines[len(lines) - 1 - lines[::-1].index(line)]  # the last one: it was appended
+            removed.append(line)
+    if EXCLUDE_HEADER in added and EXCLUDE_HEADER in lines:
+        at = len(lines) - 1 - lines[::-1].index(EXCLUDE_HEADER)
+        if at + 1 == len(lines) or not lines[at + 1].strip():  # nothing left under it
+            del lines[at]
+            if "" in added and at > 0 and not lines[at - 1].strip():
+                del lines[at - 1]
+    if lines != before:
         exclude.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    return removed
+    left = [line for line in added if line and line not in removed and line in lines]
+    return removed, ([""] if "" in added and EXCLUDE_HEADER in left else []) + left

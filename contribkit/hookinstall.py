@@ -14,6 +14,7 @@ Nothing here touches a tracked file. :func:`plan_install` and :func:`plan_uninst
 from __future__ import annotations
 
 import hashlib
+import json
 import shlex
 import string
 import sys
@@ -40,6 +41,8 @@ TRACKED_CONFIG = ".pre-commit-config.yaml"
 MIN_PRE_COMMIT = (3, 2, 0)
 UNSUPPORTED_LANGUAGE_SINCE = (4, 4, 0)  # "system" was renamed "unsupported" in pre-commit 4.4.0
 CHECKSUM_PREFIX = "# contribkit-checksum: sha256:"
+# Beside the config: the .git/info/exclude lines init added, so that --uninstall removes only those.
+EXCLUDES_RECORD = "excludes-added.json"
 
 
 @dataclass
@@ -62,6 +65,7 @@ class Plan:
     lintrunner: bool = False
     config_text: str | None = None
     excludes_kept: list[str] = field(default_factory=list)  # uninstall: the path still exists
+    excludes_added: list[str] = field(default_factory=list)  # uninstall: what init recorded
     snippet: str | None = None
 
     @property
@@ -75,6 +79,7 @@ class Plan:
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data.pop("config_text")
+        data.pop("excludes_added")
         data["root"] = str(self.root)
         data["config_path"] = str(self.config_path)
         data["changes"] = self.changes_anything
@@ -309,8 +314,9 @@ def plan_uninstall(root: Path, *, repros_dir: str) -> Plan:
             changes.append(HookChange(state.hook_type, before, "remove", note))
         else:
             changes.append(HookChange(state.hook_type, before, "none"))
-    patterns = scratch_patterns(repros_dir)
-    missing = set(gitcmd.missing_excludes(root, patterns))
+    added = read_excludes_record(root)
+    patterns = [p for p in added if p and p != gitcmd.EXCLUDE_HEADER]
+    missing = set(gitcmd.missing_excludes(root, tuple(patterns)))
     ours = [p for p in patterns if p not in missing]
     kept = [p for p in ours if (root / p.strip("/")).exists()]
     return Plan(
@@ -321,8 +327,31 @@ def plan_uninstall(root: Path, *, repros_dir: str) -> Plan:
         hooks=changes,
         excludes=[p for p in ours if p not in kept],
         excludes_kept=kept,
+        excludes_added=added,
         pre_commit_version=pre_commit_version(),
     )
+
+
+def _excludes_record(root: Path) -> Path:
+    return contribkit_config_path(root).with_name(EXCLUDES_RECORD)
+
+
+def read_excludes_record(root: Path) -> list[str]:
+    """The .git/info/exclude lines that init added and uninstall has not removed yet."""
+    try:
+        data = json.loads(_excludes_record(root).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    lines = data.get("lines") if isinstance(data, dict) else None
+    return [line for line in lines if isinstance(line, str)] if isinstance(lines, list) else []
+
+
+def _write_excludes_record(root: Path, lines: list[str]) -> None:
+    path = _excludes_record(root)
+    if lines:
+        atomic_write(path, json.dumps({"lines": lines}, indent=1) + "\n", force=True)
+    else:
+        path.unlink(missing_ok=True)
 
 
 # --- doing it -------------------------------------------------------------------------------------
@@ -365,9 +394,13 @@ def apply(plan: Plan) -> None:
             _pre_commit(plan.root, *args)
         if plan.config_action == "remove":
             plan.config_path.unlink()
-            if not any(plan.config_path.parent.iterdir()):
-                plan.config_path.parent.rmdir()
-        gitcmd.remove_excluded(plan.root, tuple(plan.excludes))
+        _, left = gitcmd.remove_excluded(plan.root, plan.excludes_added, plan.excludes_kept)
+        _write_excludes_record(plan.root, left)  # what is kept, for a later --uninstall
+        folder = plan.config_path.parent
+        if folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
         return
     if plan.excludes:
-        gitcmd.ensure_excluded(plan.root, tuple(plan.excludes))
+        added = gitcmd.ensure_excluded(plan.root, tuple(plan.excludes))
+        recorded = read_excludes_record(plan.root)
+        _write_excludes_record(plan.root, recorded + [a for a in added if a not in recorded])

@@ -41,3 +41,37 @@ def test_git_is_asked_where_the_files_do_not_say(
     outside = tmp_path / "outside"
     outside.mkdir()
     assert gitcmd.root_and_branch(outside) == (None, None)
+
+
+@pytest.mark.parametrize(
+    "before",
+    [
+        "# git ls-files --others --exclude-from=.git/info/exclude\n# *~\n",
+        "# *~\n\n",  # ends with a blank line: no separator is added
+        "",
+        "tl_out/\n",  # a pattern of contribkit's that was already there stays
+    ],
+)
+def test_excludes_added_are_removed_exactly(fork_repo: Path, before: str) -> None:
+    exclude = fork_repo / ".git" / "info" / "exclude"
+    exclude.write_text(before)
+    added = gitcmd.ensure_excluded(fork_repo)
+    assert "tl_out/" not in added or "tl_out/" not in before
+    assert gitcmd.ensure_excluded(fork_repo) == []  # nothing missing now
+    assert gitcmd.remove_excluded(fork_repo, added) == (
+        [a for a in added if a and a != gitcmd.EXCLUDE_HEADER],
+        [],
+    )
+    assert exclude.read_text() == before
+
+
+def test_kept_excludes_keep_their_header(fork_repo: Path) -> None:
+    exclude = fork_repo / ".git" / "info" / "exclude"
+    exclude.write_text("# *~\n")
+    added = gitcmd.ensure_excluded(fork_repo, ("/repros/", "tl_out/"))
+    assert added == ["", gitcmd.EXCLUDE_HEADER, "/repros/", "tl_out/"]
+    removed, left = gitcmd.remove_excluded(fork_repo, added, keep=["/repros/"])
+    assert removed == ["tl_out/"] and left == ["", gitcmd.EXCLUDE_HEADER, "/repros/"]
+    assert exclude.read_text() == f"# *~\n\n{gitcmd.EXCLUDE_HEADER}\n/repros/\n"
+    assert gitcmd.remove_excluded(fork_repo, left) == (["/repros/"], [])
+    assert exclude.read_text() == "# *~\n"

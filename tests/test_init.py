@@ -242,15 +242,39 @@ def test_uninstall_undoes_init(run_cli, fork_repo: Path) -> None:
     assert "kept /repros/: still on disk" in proc.stdout
     for hook_type in HOOK_TYPES:
         assert not (fork_repo / ".git" / "hooks" / hook_type).exists()
-    assert not (fork_repo / ".git" / "contribkit").exists()
     exclude = exclude_path.read_text()
     assert "/repros/" in exclude and "debug_issue.sh" not in exclude
+    # what is left to undo is still recorded, and nothing else is in contribkit's folder
+    assert [p.name for p in (fork_repo / ".git" / "contribkit").iterdir()] == [
+        "excludes-added.json"
+    ]
     (fork_repo / "repros" / "issue-1").rmdir()
     (fork_repo / "repros").rmdir()
     proc = run_cli("init", "--uninstall", "--json", cwd=fork_repo)
     assert json.loads(proc.stdout)["excludes"] == ["/repros/"]
     assert exclude_path.read_text() == original_exclude
+    assert not (fork_repo / ".git" / "contribkit").exists()
     assert "Nothing to undo." in run_cli("init", "--uninstall", cwd=fork_repo).stdout
+
+
+def test_uninstall_keeps_the_excludes_that_were_there_before(run_cli, fork_repo: Path) -> None:
+    from contribkit.gitcmd import ensure_excluded
+
+    exclude_path = fork_repo / ".git" / "info" / "exclude"
+    exclude_path.write_text(exclude_path.read_text() + "tl_out/\n*.swp\n")
+    ensure_excluded(fork_repo, ("/.contribkit/",))  # as `contribkit run` does, before init
+    before = exclude_path.read_text()
+    assert run_cli("init", cwd=fork_repo).returncode == 0
+    assert run_cli("init", cwd=fork_repo).returncode == 0  # a second run keeps the record
+    during = exclude_path.read_text()
+    assert during.count("tl_out/") == 1 and during.count("/.contribkit/") == 1
+    assert "/repros/" in during and during.startswith(before)
+    proc = run_cli("init", "--uninstall", "--json", cwd=fork_repo)
+    assert proc.returncode == 0, proc.stderr
+    removed = json.loads(proc.stdout)["excludes"]
+    assert "/repros/" in removed and "tl_out/" not in removed and "/.contribkit/" not in removed
+    assert exclude_path.read_text() == before
+    assert "tl_out/\n*.swp\n" in before and "/.contribkit/" in before
 
 
 # --- real commits and pushes through the installed hooks ------------------------------------------

@@ -76,7 +76,7 @@ def _print_plan(plan: Plan, dry_run: bool) -> None:
     if plan.excludes_kept:
         print(
             f"  {'exclude':<11} kept {', '.join(plan.excludes_kept)}: still on disk, so git "
-            "would start showing them"
+            "would start showing them (--uninstall again removes them once they are gone)"
         )
     if plan.mode == "install":
         state = (
