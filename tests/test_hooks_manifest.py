@@ -15,6 +15,7 @@ from contribkit.config import read_toml
 from contribkit.hookinstall import render_config, render_snippet
 from contribkit.hooks import HOOK_MODULES
 from contribkit.rules import RULES
+from tests.conftest import git
 
 ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
@@ -137,23 +138,79 @@ def test_rule_catalog() -> None:
 GUARD = """
 import sys
 from contribkit.hooks.{module} import main
-try:
-    code = main({argv!r})
-except SystemExit as exc:
-    code = exc.code
+code = main({argv!r})
+print(f"CODE={{code}}", file=sys.stderr)
 modules = {{m.split(".")[0] for m in sys.modules}}
 print("HEAVY=" + ",".join(sorted(modules & set({heavy!r}))), file=sys.stderr)
 print("SLOW=" + ",".join(sorted(modules & set({slow!r}))), file=sys.stderr)
 """
+FAKE_LINTRUNNER = "#!/bin/sh\necho 'Error (FLAKE8) torch/bad.py:1: BAD'\nexit 1\n"
 
 
-@pytest.mark.parametrize("hook_id", list(HOOK_MODULES))
-def test_hooks_import_nothing_heavy(hook_id: str, fork_repo: Path) -> None:
-    module = HOOK_MODULES[hook_id]
-    argv = ["--help"] if module != "commit_msg" else [".git/COMMIT_EDITMSG"]
-    (fork_repo / ".git" / "COMMIT_EDITMSG").write_text("[nn] Fix relu\n\nFixes #12345\n")
-    env = {k: v for k, v in os.environ.items() if k != "CONTRIBKIT_CONFIG"}
-    env["XDG_CONFIG_HOME"] = str(fork_repo / "no-config")
+def _commit(repo: Path, files: dict[str, str], message: str) -> None:
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    git("add", "-A", cwd=repo)
+    git("commit", "-q", "-m", message, cwd=repo)
+
+
+def real_inputs(hook_id: str, repo: Path, tmp_path: Path) -> tuple[list[str], dict[str, str], str]:
+    """Inputs on which a hook's check() goes all the way, and a rule id it must then report:
+    ``(argv, extra environment, rule id)``."""
+    git("switch", "-q", "-c", "fix/12345-relu", cwd=repo)
+    if hook_id == "contribkit-commit-msg":  # git's editor template: comment rules from git config
+        (repo / ".git" / "COMMIT_EDITMSG").write_text(
+            "[nn] Fixed relu\n\nA body.\n# Please enter the commit message for your changes. "
+            "Lines starting\n# with '#' will be ignored.\n"
+            "# ------------------------ >8 ------------------------\ndiff --git a/x b/x\n"
+        )
+        return [".git/COMMIT_EDITMSG"], {}, "CK109"
+    if hook_id == "contribkit-branch-name":
+        git("switch", "-q", "-c", "my-feature", cwd=repo)
+        return [], {}, "CK201"
+    if hook_id == "contribkit-no-debug-leftovers":
+        (repo / "torch" / "dbg.py").write_text("import pdb\n\n\ndef f():\n    breakpoint()\n")
+        return ["torch/dbg.py", "torch/nn/functional.py"], {}, "CK301"
+    if hook_id == "contribkit-no-scratch-files":
+        (repo / "repros" / "issue-1").mkdir(parents=True)
+        (repo / "repros" / "issue-1" / "repro.py").write_text("print(1)\n")
+        return ["repros/issue-1/repro.py", "torch/nn/functional.py"], {}, "CK401"
+    if hook_id == "contribkit-test-conventions":
+        (repo / "test" / "test_relu.py").write_text(
+            "from torch.testing._internal.common_utils import TestCase\n\n\n"
+            "class TestRelu(TestCase):\n    def test_relu(self, device):\n"
+            "        x = make('cuda')\n"
+        )
+        return ["test/test_relu.py"], {}, "CK501"
+    if hook_id == "contribkit-tests-required":
+        _commit(repo, {"torch/nn/functional.py": "def relu(x):\n    return x\n\n"}, "Fix relu")
+        return ["--from-ref", "main"], {}, "CK601"
+    if hook_id == "contribkit-pr-scope":
+        many = {f"{top}/x.py": "x = 1\n" for top in ("torch", "aten", "c10", "docs", "tools")}
+        _commit(repo, many, "Touch everything")
+        return ["--from-ref", "main"], {}, "CK701"
+    assert hook_id == "contribkit-lintrunner"
+    (repo / ".lintrunner.toml").write_text("[[linter]]\ncode = 'FLAKE8'\n")
+    (repo / "torch" / "bad.py").write_text("BAD = 1\n")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "lintrunner").write_text(FAKE_LINTRUNNER)
+    (bin_dir / "lintrunner").chmod(0o755)
+    saved = tmp_path / "data" / "lintrunner" / "0123abcd"  # as `lintrunner init` leaves it
+    saved.mkdir(parents=True)
+    (saved / ".lintrunner.toml").write_text((repo / ".lintrunner.toml").read_text())
+    env = {
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+    }
+    return ["torch/bad.py"], env, "CK803"
+
+
+def guarded_run(module: str, argv: list[str], repo: Path, env: dict[str, str]) -> dict[str, str]:
+    """Run the hook's real main() in a fresh interpreter; what it printed, and what it imported."""
+    base = {k: v for k, v in os.environ.items() if k != "CONTRIBKIT_CONFIG"}
+    base["XDG_CONFIG_HOME"] = str(repo / "no-config")
     proc = subprocess.run(
         [
             sys.executable,
@@ -162,12 +219,36 @@ def test_hooks_import_nothing_heavy(hook_id: str, fork_repo: Path) -> None:
         ],
         capture_output=True,
         text=True,
-        cwd=fork_repo,
-        env=env,
+        cwd=repo,
+        env={**base, **env},
     )
-    assert "HEAVY=\n" in proc.stderr, proc.stderr
-    if module == "commit_msg":  # the hook that runs on every commit stays on the lean path
-        assert "SLOW=\n" in proc.stderr, proc.stderr
+    found = dict(
+        line.split("=", 1)
+        for line in proc.stderr.splitlines()
+        if line.startswith(("CODE=", "HEAVY=", "SLOW="))
+    )
+    assert set(found) == {"CODE", "HEAVY", "SLOW"}, proc.stdout + proc.stderr
+    return {**found, "output": proc.stdout}
+
+
+@pytest.mark.parametrize("hook_id", list(HOOK_MODULES))
+def test_hooks_import_nothing_heavy(hook_id: str, fork_repo: Path, tmp_path: Path) -> None:
+    """Each hook's main() runs its whole check on real inputs (a repo, a message, source files, a
+    pushed range) until it reports a rule; only then is sys.modules inspected."""
+    argv, env, rule_id = real_inputs(hook_id, fork_repo, tmp_path)
+    found = guarded_run(HOOK_MODULES[hook_id], argv, fork_repo, env)
+    assert re.search(rf"^(.*: )?{rule_id} ", found["output"], re.M), found["output"]  # it ran
+    assert found["CODE"] == ("0" if rule_id == "CK701" else "1")
+    assert found["HEAVY"] == "", found
+
+
+def test_the_commit_msg_hook_stays_on_the_lean_path(fork_repo: Path) -> None:
+    """What every commit costs: a good message on an issue branch, in the main work tree."""
+    git("switch", "-q", "-c", "fix/12345-relu", cwd=fork_repo)
+    (fork_repo / ".git" / "COMMIT_EDITMSG").write_text("[nn] Fix relu\n\nFixes #12345\n")
+    found = guarded_run("commit_msg", [".git/COMMIT_EDITMSG"], fork_repo, {})
+    assert (found["CODE"], found["output"]) == ("0", "")
+    assert found["HEAVY"] == "" and found["SLOW"] == "", found
 
 
 @pytest.mark.parametrize("hook_id", list(HOOK_MODULES))
