@@ -343,10 +343,16 @@ def test_pure_check_is_reusable_for_pr_titles() -> None:
             "Why.",
             [("test plan", "python test/x.py -k relu")],
         ),
-        # a paragraph of mixed lines is a block when a known key is in it, as git's rule has it
+        # a paragraph of mixed lines is a block when a known key is in it (git also wants a
+        # quarter of its lines to be trailers; an AI trailer counts whatever the rest)
         (
             "Why.\n\nFixes #12\nCo-authored-by: Claude <c@a.b>",
             "Why.\n\nFixes #12",
+            [("Co-authored-by", "Claude <c@a.b>")],
+        ),
+        (
+            "Why.\n\nOne.\nTwo.\nThree.\nFour.\nCo-authored-by: Claude <c@a.b>",
+            "Why.\n\nOne.\nTwo.\nThree.\nFour.",
             [("Co-authored-by", "Claude <c@a.b>")],
         ),
         (

@@ -60,8 +60,8 @@ TRAILER_LINE = re.compile(
     r"^((?i:test plan|pull request resolved|differential revision|approved by)"
     r"|[A-Za-z0-9][A-Za-z0-9-]*)[ \t]*:(?!//)[ \t]*(.*?)\s*$"
 )
-# Keys that make a last paragraph of mixed lines a trailer block (as git's own trailers do):
-# those git and PyTorch's tools write, and the AI ones.
+# Keys that make a last paragraph of mixed lines a trailer block: those git and PyTorch's tools
+# write, and the AI ones.
 KNOWN_TRAILERS = frozenset(
     {
         "signed-off-by", "co-authored-by", "assisted-by", "generated-by", "ai-assisted-by",
@@ -285,9 +285,11 @@ def split_trailers(body: str) -> tuple[str, tuple[tuple[str, str], ...]]:
     """A commit body's text without its trailers, and the trailers (unfolded), in order.
 
     The trailers are the last paragraph's ``Key: value`` lines (:data:`TRAILER_LINE`, so
-    ``Test Plan:`` too); an indented line continues the trailer above it. Like git, the paragraph
-    is a trailer block when all its lines are trailers, or when a quarter of them are and one has
-    a known key (:data:`KNOWN_TRAILERS`, e.g. ``Signed-off-by``); its other lines stay in the text.
+    ``Test Plan:`` too); an indented line continues the trailer above it. The paragraph is a
+    trailer block when all its lines are trailers, or when one has a known key
+    (:data:`KNOWN_TRAILERS`, e.g. ``Co-authored-by``), however much prose is beside it: git also
+    wants a quarter of the lines to be trailers, but an AI trailer must never go unseen. The
+    block's other lines stay in the text.
     """
     lines = body.rstrip().splitlines()
     start = len(lines)
@@ -307,7 +309,7 @@ def split_trailers(body: str) -> tuple[str, tuple[tuple[str, str], ...]]:
             others.append(line)
             continues = False
     known = any(key.lower() in KNOWN_TRAILERS for key, _ in trailers)
-    if not trailers or (others and not (known and 3 * len(trailers) >= len(others))):
+    if not trailers or (others and not known):
         return body.strip(), ()
     text = "\n".join([*lines[:start], *others]).strip()
     return text, tuple((key, value) for key, value in trailers)
