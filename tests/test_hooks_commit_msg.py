@@ -132,6 +132,8 @@ def test_clean_message_drops_comments_scissors_and_outer_blank_lines() -> None:
         ("-m", None, True),  # git commit -m: cleanup is "whitespace", '#' lines stay
         ("editor", None, False),  # the editor: "strip", git's template says so
         ("editor -v", None, False),  # with the scissors line
+        ("editor --no-status", None, False),  # no template: git's GIT_EDITOR tells the hook
+        ("rewriting-editor", None, False),  # the template replaced (or in another language)
         ("-m", "strip", False),
         ("editor", "whitespace", True),
         ("-m", "scissors", True),
@@ -147,9 +149,9 @@ def test_comment_lines_follow_gits_cleanup(
     if config:
         git("config", "commit.cleanup", config, cwd=fork_repo)
     editor = tmp_path / "editor.sh"  # writes the message above git's template, as a user does
+    keep = "" if how == "rewriting-editor" else '| cat - "$1" '  # or instead of it
     editor.write_text(
-        '#!/bin/sh\nprintf \'[nn] Fix relu\\n\\n#123\\n\' | cat - "$1" > "$1.new" && '
-        'mv "$1.new" "$1"\n'
+        f'#!/bin/sh\nprintf \'[nn] Fix relu\\n\\n#123\\n\' {keep}> "$1.new" && mv "$1.new" "$1"\n'
     )
     editor.chmod(0o755)
     args = ["-m", "[nn] Fix relu", "-m", "#123"] if how == "-m" else how.split()[1:]
@@ -368,3 +370,26 @@ def test_pure_check_is_reusable_for_pr_titles() -> None:
 )
 def test_split_trailers(body: str, text: str, trailers: list[tuple[str, str]]) -> None:
     assert commit_msg.split_trailers(body) == (text, tuple(trailers))
+
+
+def test_gits_prompt_answers_without_a_git_call() -> None:
+    def no_git() -> list[tuple[str, str]]:
+        raise AssertionError("git config was asked")
+
+    prompt = "# Please enter the commit message for your changes. Lines starting\n"
+    strip = (
+        "Title\n\n#123\n" + prompt + "# with '#' will be ignored, and an empty message aborts.\n"
+    )
+    kept = "Title\n\n#123\n" + prompt + "# with '#' will be kept; you may remove them yourself.\n"
+    assert commit_msg.cleanup_rules(strip, no_git) == ("#", True)
+    assert commit_msg.cleanup_rules(kept, no_git) == ("#", False)
+    assert commit_msg.cleanup_rules("[nn] Title\n\nBody\n", no_git) == ("#", False)
+    # no prompt: git config decides, and whether git opened the editor
+    assert commit_msg.cleanup_rules("T\n\n;x\n", lambda: [("core.commentchar", ";")]) == (
+        ";",
+        False,
+    )
+    config = [("core.commentchar", ";")]
+    assert commit_msg.cleanup_rules("T\n\n;x\n", lambda: config, editor=True) == (";", True)
+    config.append(("commit.cleanup", "whitespace"))
+    assert commit_msg.cleanup_rules("T\n\n;x\n", lambda: config, editor=True) == (";", False)

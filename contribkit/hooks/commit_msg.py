@@ -2,9 +2,9 @@
 
 Checks the title (length, trailing period, whitespace, WIP, imperative mood, style), the blank
 second line, body line length (URLs, code and trailers exempt), and that a branch named after an
-issue references it. Comment lines (core.commentChar) are ignored where git strips them (the
-editor's message, or commit.cleanup=strip; not `git commit -m`), and so is everything below the
-`git commit -v` scissors line. Merge, fixup, squash, amend and revert commits are skipped unless
+issue references it. Comment lines (core.commentChar) are ignored where git strips them (a
+message written in the editor, or commit.cleanup=strip; not `git commit -m`), and so is
+everything below the `git commit -v` scissors line. Merge, fixup, squash, amend and revert commits are skipped unless
 --strict. An empty message passes: git aborts that commit itself.
 
 Example: contribkit-commit-msg .git/COMMIT_EDITMSG
@@ -13,6 +13,7 @@ Example: contribkit-commit-msg .git/COMMIT_EDITMSG
 from __future__ import annotations
 
 import codecs
+import os
 import re
 from collections.abc import Callable, Sequence
 from types import SimpleNamespace
@@ -122,35 +123,48 @@ def skip_kind(title: str) -> str | None:
     return None
 
 
-def cleanup_rules(text: str, ask_git: Callable[[], list[tuple[str, str]]]) -> tuple[str, bool]:
+def cleanup_rules(
+    text: str, ask_git: Callable[[], list[tuple[str, str]]], editor: bool | None = None
+) -> tuple[str, bool]:
     """The comment string of this message, and whether git will strip its comment lines.
 
-    The hook sees the message before git cleans it up. git strips comments in the ``strip``
-    cleanup mode, its default only when the editor was used; ``git commit -m "#123"`` keeps the
-    line (``whitespace``). So: ``commit.cleanup`` when set, else strip only when git's editor
-    template (its prompt line, or the ``git commit -v`` scissors line) is in the message. That
-    template also names the comment string (``core.commentChar=auto`` included); otherwise
-    ``core.commentChar`` does. ``ask_git`` returns those config entries, and is called only when
-    a line starts with a character that can be one, so "[area] Title" alone costs no git call.
+    The hook sees the message before git cleans it up. git strips comments in its ``strip``
+    cleanup mode, the default only when it opened the editor: ``git commit -m "#123"`` keeps the
+    line (``whitespace``). In order:
+
+    - git's editor prompt says which it will do ("… will be ignored" or "… will be kept"), and
+      its prompt or scissors line names the comment string (``core.commentChar=auto`` too);
+    - else git config: ``commit.cleanup`` when set, and ``core.commentChar``; by default comments
+      are stripped when the editor was used: ``editor`` (git tells its commit hooks with
+      ``GIT_EDITOR=:`` when it was not), or the scissors line of ``git commit -v`` is there.
+
+    ``ask_git`` returns those config entries. It is called only when a line starts with a
+    character that can be a comment and no prompt answers, so most commits cost no git call.
     """
     lines = text.splitlines()
-    template = next(
-        (
-            line.split(" ", 1)[0] or "#"
-            for line in lines
-            if line.endswith(" " + SCISSORS) or _PROMPT_LINE in line
-        ),
-        None,
-    )
     if not any(line[:1] in COMMENT_CHARS for line in lines if line):
-        return template or "#", False  # no line can be a comment
-    comment, mode = template, "default"
+        return "#", False  # no line can be a comment
+    for i, line in enumerate(lines):
+        if _PROMPT_LINE in line:  # "# Please enter …. Lines starting\n# with '#' will be ignored"
+            after = lines[i + 1] if i + 1 < len(lines) else ""
+            return line.split(" ", 1)[0] or "#", " will be ignored" in after
+    scissors = next((line for line in lines if line.endswith(" " + SCISSORS)), None)
+    comment, mode = scissors.split(" ", 1)[0] if scissors else None, "default"
     for key, value in ask_git():
         if key == "commit.cleanup":
             mode = value.lower()
-        elif template is None and value != "auto":
+        elif scissors is None and value != "auto":
             comment = value
-    return comment or "#", mode == "strip" or (mode == "default" and template is not None)
+    strip = mode == "strip" or (mode == "default" and (editor or scissors is not None))
+    return comment or "#", strip
+
+
+def editor_was_used() -> bool | None:
+    """Whether git opened the editor for the message: it sets ``GIT_EDITOR=:`` for its commit
+    hooks when it did not (and always ``GIT_INDEX_FILE``); None outside ``git commit``."""
+    if not os.environ.get("GIT_INDEX_FILE"):
+        return None
+    return os.environ.get("GIT_EDITOR") != ":"
 
 
 def clean_message(text: str, comment: str = "#", strip_comments: bool = True) -> list[str]:
@@ -417,7 +431,9 @@ def check(args: SimpleNamespace, ctx: HookContext) -> Findings:
         if encoding:
             text, encoding_violation = decode_message(raw, encoding[-1][1])
     comment, strip = cleanup_rules(
-        text, lambda: _git_config(ctx.root, r"^(core\.comment(char|string)|commit\.cleanup)$")
+        text,
+        lambda: _git_config(ctx.root, r"^(core\.comment(char|string)|commit\.cleanup)$"),
+        editor_was_used(),
     )
     lines = clean_message(text, comment, strip)
     if lines and skip_kind(lines[0]) and not args.strict:
