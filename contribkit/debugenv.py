@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from contribkit.errors import BadInput
+from contribkit.hooks._common import issue_from_branch
 from contribkit.render import render
 from contribkit.torchlogs import LogEntry, LogSpec, Registry, parse_spec
 
@@ -377,16 +378,6 @@ def _build_warnings(presets: set[str], registry: Registry) -> list[str]:
 
 
 # --- the current issue's repro ------------------------------------------------------------
-
-_BRANCH_ISSUE_RE = re.compile(r"^(?:issue|gh)?[-_]?(?P<number>\d+)(?:[-_].*)?$", re.IGNORECASE)
-
-
-def issue_from_branch(branch: str | None) -> int | None:
-    """``fix/issue-123-x``, ``123-x``, ``gh-123`` -> 123; anything else -> None."""
-    if not branch:
-        return None
-    m = _BRANCH_ISSUE_RE.match(branch.rsplit("/", 1)[-1])
-    return int(m.group("number")) if m else None
 
 
 def default_script(root: Path | None, branch: str | None, repros_dir: str) -> Path:

@@ -152,10 +152,7 @@ def default_paths(
         notes.append(f"branch '{facts.state.branch or 'HEAD'}' names no issue number")
     base = facts.merge_base
     if base is None:
-        notes.append(
-            f"no merge-base with {settings.get('upstream_remote')}/{settings.get('base_branch')}: "
-            "changed test files were not looked for"
-        )
+        notes.append(f"no merge-base with {facts.base_ref}: changed test files were not looked for")
     else:
         if base.note:
             notes.append(base.note)

@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from contribkit.debugenv import PRESETS, issue_from_branch
+from contribkit.debugenv import PRESETS, default_script
+from contribkit.errors import BadInput
 from contribkit.reprolib import VERDICT_PREFIX
+from tests.branchcases import BRANCH_ISSUES
 
 # A deliberate graph break (print) and a recompilation (the input's rank changes).
 BREAK_AND_RECOMPILE = """\
@@ -257,20 +259,17 @@ def test_script_defaults_to_the_branchs_issue_repro(run_cli, cache, fork_repo: P
     assert "debug_issue" not in status
 
 
-@pytest.mark.parametrize(
-    ("branch", "number"),
-    [
-        ("fix/issue-123-x", 123),
-        ("123-short-name", 123),
-        ("gh-77", 77),
-        ("user/issue_5", 5),
-        ("main", None),
-        ("release/2.1", None),
-        (None, None),
-    ],
-)
-def test_issue_number_from_branch(branch: str | None, number: int | None) -> None:
-    assert issue_from_branch(branch) == number
+def test_default_script_reads_the_branch_like_the_hooks(tmp_path: Path) -> None:
+    """debug finds the current issue's repro through the one shared branch parser."""
+    for branch, number in BRANCH_ISSUES:
+        if number is None:
+            with pytest.raises(BadInput, match="the current branch names no issue"):
+                default_script(tmp_path, branch, "repros")
+            continue
+        script = tmp_path / "repros" / f"issue-{number}" / "repro.py"
+        script.parent.mkdir(parents=True, exist_ok=True)
+        script.write_text("")
+        assert default_script(tmp_path, branch, "repros") == script, branch
 
 
 def test_presets_are_declared_once() -> None:
