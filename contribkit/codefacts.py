@@ -431,9 +431,25 @@ def analyse(code: str) -> CodeFacts:
     return facts
 
 
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+def source_lines(text: str) -> list[str]:
+    """``text``'s lines with their endings, split as Python's tokenizer does: on ``\\n``,
+    ``\\r\\n`` and ``\\r`` only (``str.splitlines`` also splits on form feeds, U+2028 and
+    others, which would shift ``ast`` line numbers)."""
+    lines, start = [], 0
+    for match in _LINE_END.finditer(text):
+        lines.append(text[start : match.end()])
+        start = match.end()
+    if start < len(text):
+        lines.append(text[start:])
+    return lines
+
+
 def apply_edits(code: str, edits: list[Edit]) -> str:
     """Apply non-overlapping span edits, last first, so earlier positions stay valid."""
-    lines = code.splitlines(keepends=True)
+    lines = source_lines(code)
     offsets = [0]
     for line in lines:
         offsets.append(offsets[-1] + len(line))

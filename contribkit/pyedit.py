@@ -11,7 +11,7 @@ import re
 import sys
 from dataclasses import dataclass
 
-from contribkit.codefacts import Edit, apply_edits
+from contribkit.codefacts import Edit, apply_edits, source_lines
 
 _STDLIB = set(getattr(sys, "stdlib_module_names", ()))
 LINE_LIMIT = 100
@@ -46,7 +46,7 @@ def block_at_column_zero(source: str, width: int) -> str:
     column 0; lines inside multi-line strings are kept as they are."""
     keep = string_continuation_lines("if True:\n" + source)
     out = []
-    for number, line in enumerate(source.splitlines(keepends=True), start=2):
+    for number, line in enumerate(source_lines(source), start=2):
         if number not in keep and line[:width].strip() == "":
             line = line[width:] if line.strip() else line.lstrip(" \t")
         out.append(line)
@@ -57,7 +57,7 @@ def indent_block(source: str, prefix: str) -> str:
     """``source`` (valid Python) with ``prefix`` before every non-blank line outside strings."""
     keep = string_continuation_lines(source)
     out = []
-    for number, line in enumerate(source.splitlines(keepends=True), start=1):
+    for number, line in enumerate(source_lines(source), start=1):
         out.append(line if number in keep or not line.strip() else prefix + line)
     return "".join(out)
 
@@ -66,7 +66,7 @@ def dedent_lines(source: str, first: int, last: int, width: int) -> str:
     """Remove ``width`` leading columns from lines ``first..last`` (1-based), outside strings."""
     keep = string_continuation_lines(source)
     out = []
-    for number, line in enumerate(source.splitlines(keepends=True), start=1):
+    for number, line in enumerate(source_lines(source), start=1):
         if first <= number <= last and number not in keep and line[:width].strip() == "":
             line = line[width:] if line.strip() else line.lstrip(" \t")
         out.append(line)
@@ -195,7 +195,7 @@ def insert_lines(original: str, insertions: dict[int, list[str]]) -> str:
     """
     crlf = original.count("\r\n")
     newline = "\r\n" if crlf * 2 > original.count("\n") else "\n"  # the file's usual ending
-    lines = original.splitlines(keepends=True)
+    lines = source_lines(original)
     out: list[str] = []
     for index in range(len(lines) + 1):
         if insertions.get(index):
@@ -256,7 +256,7 @@ def plan_insertion(
     """``source`` with ``method`` (source at column 0) appended to ``cls``'s body and the
     ``imports`` it lacks added after the module's import block. Returns the new source and the
     imports that were added."""
-    lines = source.splitlines(keepends=True)
+    lines = source_lines(source)
     bound = module_bindings(tree)
     missing = sorted({spec for spec in imports if spec.bound not in bound}, key=_sort_key)
     if any(spec.group == 0 for spec in missing):
@@ -309,8 +309,8 @@ def _class_end(lines: list[str], cls: ast.ClassDef, indent: str) -> int:
 
 def _check_pure_insertion(original: str, result: str) -> None:
     """Every original line is in ``result``, unchanged and in order (an internal guarantee)."""
-    remaining = iter(result.splitlines(keepends=True))
-    for line in original.splitlines(keepends=True):
+    remaining = iter(source_lines(result))
+    for line in source_lines(original):
         stripped = line.rstrip("\r\n")
         for candidate in remaining:
             if candidate == line or (

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contribkit.codefacts import Edit, analyse, apply_edits
+from contribkit.codefacts import Edit, analyse, apply_edits, source_lines
 from contribkit.config import Settings
 from contribkit.errors import BadInput
 from contribkit.labels import owner_label
@@ -676,7 +676,7 @@ def read_repro(folder: Path) -> ReproSource:
         raise BadInput(
             f"{script}:{exc.lineno}: syntax error: {exc.msg}", hint="fix repro.py first"
         ) from exc
-    lines = text.splitlines(keepends=True)
+    lines = source_lines(text)
     starts = [i for i, line in enumerate(lines) if line.startswith(CODE_START)]
     ends = [i for i, line in enumerate(lines) if line.rstrip() == CODE_END]
     if len(starts) != 1 or len(ends) != 1 or ends[0] < starts[0]:
@@ -743,9 +743,7 @@ def _alone_on_lines(node: ast.stmt, body: list[ast.stmt]) -> bool:
 
 def _delete_lines(code: str, spans: list[tuple[int, int]]) -> str:
     drop = {n for start, end in spans for n in range(start, end + 1)}
-    return "".join(
-        line for n, line in enumerate(code.splitlines(keepends=True), start=1) if n not in drop
-    )
+    return "".join(line for n, line in enumerate(source_lines(code), start=1) if n not in drop)
 
 
 def unwrap_main(code: str) -> str:
@@ -1050,8 +1048,8 @@ class FilePlan:
     summary: dict[str, Any]
 
     def diff(self) -> str:
-        before = (self.before or "").splitlines(keepends=True)
-        after = self.after.splitlines(keepends=True)
+        before = source_lines(self.before or "")
+        after = source_lines(self.after)
         origin = f"a/{self.display}" if self.before is not None else "/dev/null"
         return "".join(difflib.unified_diff(before, after, origin, f"b/{self.display}"))
 

@@ -19,6 +19,7 @@ import json
 import re
 from collections.abc import Iterator
 
+from contribkit.codefacts import source_lines
 from contribkit.rules import RULES, Violation
 
 OWNER_PREFIX = "# Owner(s):"
@@ -29,7 +30,7 @@ _CUDA = re.compile(r"^cuda(:\d+)?$")
 
 def owner_labels(text: str) -> tuple[int, list[str] | None] | None:
     """``(line, labels)`` of the ``# Owner(s):`` header (labels None if unparsable), else None."""
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(source_lines(text), 1):
         if line.startswith(OWNER_PREFIX):
             try:
                 labels = json.loads(line[len(OWNER_PREFIX) :])
@@ -200,7 +201,7 @@ def check_device_generic(
     """CK504 and CK505 for the device-generic classes. With the source ``text``, tests whose
     lines never mention "cuda" are not searched for it."""
     cuda_lines = (
-        {n for n, line in enumerate(text.splitlines(), 1) if "cuda" in line}
+        {n for n, line in enumerate(source_lines(text), 1) if "cuda" in line}
         if text is not None
         else None
     )

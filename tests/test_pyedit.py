@@ -160,3 +160,26 @@ def test_syntax_errors_and_class_discovery() -> None:
         "instantiate_device_type_tests(TestA, globals())\n"
     )
     assert [c.name for c in find_test_classes(tree)] == ["TestA", "Other"]
+
+
+def test_lines_end_only_where_python_ends_them() -> None:
+    """A form feed, U+2028 or U+0085 is not a line break to ast: line numbers stay in step."""
+    source = (
+        "import torch\n\x0c\n"
+        "class TestA(TestCase):\n"
+        "    # see\u2028 below\n"
+        "    def test_a(self, device):\n"
+        "        s = 'a\x0cb\u2028c\x85d\x1ce'\n"
+        "\x0c\n"
+        "X = 1\n"
+    )
+    tree = parse_file(source, "t.py")
+    result, _ = plan_insertion(source, "t.py", tree.body[1], tree, METHOD, [])  # type: ignore[arg-type]
+    inserted = inserted_lines(source, result)
+    assert inserted[1] == "    @dtypes(torch.float32)\n"
+    cls = ast.parse(result).body[1]
+    assert [n.name for n in cls.body] == ["test_a", "test_new"]  # type: ignore[attr-defined]
+    assert result.endswith("numel(), 1)\n\x0c\nX = 1\n")
+    assert rename("x = 1\x0c; y = x  # x\u2028\nz = x\n", "x", "w") == (
+        "w = 1\x0c; y = w  # x\u2028\nz = w\n"
+    )

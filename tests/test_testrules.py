@@ -119,6 +119,20 @@ def test_hard_coded_cuda(device: str, expected: list[str]) -> None:
     assert ids(source) == expected
 
 
+def test_form_feeds_do_not_shift_line_numbers() -> None:
+    """Python ends lines at \\n, \\r\\n and \\r only: a form feed line or a U+2028 in a comment
+    must not move the lines where "cuda" is searched."""
+    source = (
+        MAIN_OK
+        + "\x0c\n# a comment\u2028 and a form feed\x0c above\n"
+        + DEVICE_CLASS.format(device='"cuda"')
+        + "instantiate_device_type_tests(TestAdd, globals())\n"
+        + 'if __name__ == "__main__":\n    run_tests()\n'
+    )
+    found = check_test_source(source, "test/test_x.py")
+    assert [(v.rule.id, v.line) for v in found] == [("CK505", 7)]
+
+
 def test_syntax_error_is_reported_after_the_header_check() -> None:
     found = check_test_source("def broken(:\n", "test/test_x.py")
     assert [v.rule.id for v in found] == ["CK501", "CK506"]
