@@ -45,7 +45,10 @@ def fork(fork_repo: Path, probe_cache: Path, monkeypatch: pytest.MonkeyPatch) ->
     """The PyTorch-shaped fork, with a buggy stand-in library importable by the issues' code."""
     monkeypatch.setenv("CONTRIBKIT_CACHE_DIR", str(probe_cache))
     stub = write_buggy_ops(fork_repo.parent / "stub")
-    monkeypatch.setenv("PYTHONPATH", str(stub))
+    # Prepended: a PYTHONPATH that picks the contribkit under test (a worktree) stays in force.
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(filter(None, [str(stub), os.environ.get("PYTHONPATH")]))
+    )
     return fork_repo
 
 
