@@ -18,7 +18,11 @@ LINE_LIMIT = 100
 
 
 class EditError(Exception):
-    """The source cannot take the edit (with a message for the user)."""
+    """The source cannot take the edit (with a message for the user, and what to do)."""
+
+    def __init__(self, message: str, hint: str) -> None:
+        super().__init__(message)
+        self.hint = hint
 
 
 def string_continuation_lines(source: str) -> set[int]:
@@ -235,13 +239,23 @@ def parse_file(source: str, path: str) -> ast.Module:
     try:
         return ast.parse(source)
     except SyntaxError as exc:
-        raise EditError(f"{path}:{exc.lineno}: syntax error: {exc.msg}") from exc
+        raise EditError(
+            f"{path}:{exc.lineno}: syntax error: {exc.msg}",
+            hint="fix the syntax error first; nothing was written",
+        ) from exc
 
 
-def body_indent(source_lines: list[str], cls: ast.ClassDef) -> str:
-    """The whitespace that starts the class body's lines."""
+def body_indent(lines: list[str], cls: ast.ClassDef, path: str) -> str:
+    """The whitespace that starts the class body's lines. A body on the ``class`` line itself
+    (``class TestA(TestCase): pass``) has none: a method cannot be added by inserting lines."""
     first = cls.body[0]
-    line = source_lines[first.lineno - 1]
+    line = lines[first.lineno - 1]
+    if line.encode("utf-8")[: first.col_offset].strip():  # ast columns are UTF-8 offsets
+        raise EditError(
+            f"{path}:{first.lineno}: the body of {cls.name} is on its `class` line, so a "
+            "method cannot be added below it",
+            hint=f"put the body of {cls.name} on its own indented lines first",
+        )
     return line[: len(line) - len(line.lstrip(" \t"))]
 
 
@@ -257,12 +271,14 @@ def plan_insertion(
     ``imports`` it lacks added after the module's import block. Returns the new source and the
     imports that were added."""
     lines = source_lines(source)
+    indent = body_indent(lines, cls, path)
     bound = module_bindings(tree)
     missing = sorted({spec for spec in imports if spec.bound not in bound}, key=_sort_key)
     if any(spec.group == 0 for spec in missing):
         raise EditError(
             f"{path} lacks a __future__ import the test needs: "
-            + ", ".join(s.statement() for s in missing if s.group == 0)
+            + ", ".join(s.statement() for s in missing if s.group == 0),
+            hint="add the import by hand, or write a new file with --path",
         )
     insertions: dict[int, list[str]] = {}
     if missing:
@@ -278,7 +294,6 @@ def plan_insertion(
             docstring = isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
             after = (first.end_lineno or 0) if docstring else first.lineno - 1
         insertions[after] = [spec.statement() for spec in missing]
-    indent = body_indent(lines, cls)
     last = _class_end(lines, cls, indent)
     following = lines[last] if last < len(lines) else ""
     block = indent_block(method, indent).rstrip("\n").split("\n")

@@ -1183,7 +1183,7 @@ def plan_into(
     try:
         tree = parse_file(source, display)
     except EditError as exc:
-        raise BadInput(str(exc), hint="fix the syntax error first; nothing was written") from exc
+        raise BadInput(str(exc), hint=exc.hint) from exc
     classes = find_test_classes(tree)
     if not classes:
         raise BadInput(
@@ -1218,9 +1218,7 @@ def plan_into(
     try:
         after, added = plan_insertion(source, display, cls, tree, spec.method, spec.imports)
     except EditError as exc:
-        raise BadInput(
-            str(exc), hint="add the import by hand, or write a new file with --path"
-        ) from exc
+        raise BadInput(str(exc), hint=exc.hint) from exc
     _verify(_rel(path, root), after, before=source)
     if spec.dynamo and not _resets_dynamo(cls, tree):
         spec.notes.append(

@@ -183,3 +183,23 @@ def test_lines_end_only_where_python_ends_them() -> None:
     assert rename("x = 1\x0c; y = x  # x\u2028\nz = x\n", "x", "w") == (
         "w = 1\x0c; y = w  # x\u2028\nz = w\n"
     )
+
+
+@pytest.mark.parametrize(
+    "header",
+    ["class TestOne(TestCase): pass", "class TestOne(\n    TestCase,\n):  x = 'é'; y = 2"],
+)
+def test_a_body_on_the_class_line_is_refused(header: str) -> None:
+    """Lines inserted below ``class TestOne(TestCase): pass`` would land outside the class."""
+    source = f"import torch\n{header}\n\n\nX = 1\n"
+    tree = parse_file(source, "t.py")
+    with pytest.raises(
+        EditError, match=r"t\.py:\d: the body of TestOne is on its `class` line"
+    ) as info:
+        plan_insertion(source, "t.py", tree.body[1], tree, METHOD, [])  # type: ignore[arg-type]
+    assert info.value.hint == "put the body of TestOne on its own indented lines first"
+    # A body that starts on a line of its own is fine, whatever follows the colon.
+    source = "class TestOne(TestCase):  # one\n    x = 'é'; y = 2\n"
+    tree = parse_file(source, "t.py")
+    result, _ = plan_insertion(source, "t.py", tree.body[0], tree, METHOD, [])  # type: ignore[arg-type]
+    assert "\n    def test_new(self, device, dtype):\n" in result

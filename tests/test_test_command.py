@@ -216,6 +216,10 @@ def test_refusals_are_one_line_exit_2_and_write_nothing(fork: Path, run_cli) -> 
     (fork / "test" / "notes.txt").write_text("not python\n")
     (fork / "test" / "test_broken.py").write_text("class TestA(TestCase):\n    def test_a(self:\n")
     (fork / "test" / "test_helpers.py").write_text("def helper():\n    return 1\n")
+    (fork / "test" / "test_oneline.py").write_text(
+        "from torch.testing._internal.common_utils import TestCase\nclass TestOne(TestCase): pass\n"
+        "instantiate_device_type_tests(TestOne, globals())\n"
+    )
     (fork / "test" / "test_two.py").write_text(
         "import torch\nfrom torch.testing._internal.common_utils import TestCase\n"
         "class TestOne(TestCase):\n    pass\nclass TestTwo(TestCase):\n    pass\n"
@@ -251,6 +255,11 @@ def test_refusals_are_one_line_exit_2_and_write_nothing(fork: Path, run_cli) -> 
             ["--name", "x", "--into", "test/test_two.py::TestOne"],
             "needs a device-generic class",
             "instantiate_device_type_tests",
+        ),
+        (
+            ["--name", "x", "--into", "test/test_oneline.py"],
+            "test/test_oneline.py:2: the body of TestOne is on its `class` line",
+            "own indented lines",
         ),
         (["--op", "index_add", "--module", "torch.nn.ReLU"], "only one of", "--help"),
         (["--name", "x"], "needs --area", "--area"),
