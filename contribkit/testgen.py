@@ -1175,11 +1175,14 @@ def plan_into(
             hint="pass a test_*.py file: --into test/test_foo.py::TestFoo",
         )
     try:
-        source = path.read_bytes().decode("utf-8")
+        text = path.read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise BadInput(
             f"{display} cannot be read as UTF-8 text ({exc})", hint="pass a Python test file"
         ) from exc
+    # A UTF-8 byte order mark is not Python source: edit without it, write it back as it was.
+    bom = "\ufeff" if text.startswith("\ufeff") else ""
+    source = text[len(bom) :]
     try:
         tree = parse_file(source, display)
     except EditError as exc:
@@ -1230,4 +1233,4 @@ def plan_into(
         "action": "insert",
         "imports_added": [s.statement() for s in added],
     }
-    return FilePlan(path, display, source, after, summary)
+    return FilePlan(path, display, text, bom + after, summary)

@@ -71,6 +71,16 @@ def run_file(
     )
 
 
+def pytest_file(path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=path.parent,
+    )
+
+
 def in_parallel(calls: list[Callable[[], T]]) -> list[T]:
     """Run independent subprocess-bound calls side by side (each starts torch: seconds)."""
     with ThreadPoolExecutor(max_workers=4) as pool:
@@ -287,3 +297,44 @@ def test_existing_file_is_never_overwritten(fork: Path, run_cli) -> None:  # typ
     assert forced.returncode == 0, forced.stderr
     assert "def test_x(self, device, dtype):" in (fork / "test" / "test_nn.py").read_text()
     assert (fork / "test" / "test_nn.py").stat().st_mode & 0o777 == 0o644
+
+
+OLD_FILE = """\ufeff# Owner(s): ["module: tests"]
+import torch
+from torch.testing._internal.common_device_type import instantiate_device_type_tests
+from torch.testing._internal.common_utils import run_tests, TestCase
+\x0c
+
+class TestOld(TestCase):
+    # a form feed\x0c and a line separator\u2028 in a comment
+    def test_old(self, device):
+        self.assertEqual("a\x0cb\u2028c".split("\x0c"), ["a", "b\u2028c"])
+\x0c
+
+instantiate_device_type_tests(TestOld, globals())
+
+if __name__ == "__main__":
+    run_tests()
+"""
+
+
+def test_into_keeps_a_bom_and_form_feeds_and_the_file_runs(fork: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    target = fork / "test" / "test_old.py"
+    target.write_bytes(OLD_FILE.encode("utf-8"))
+    made = ck(run_cli, "--name", "new", "--into", "test/test_old.py")
+    assert made["class"] == "TestOld" and made["imports_added"] == [
+        "from torch.testing import make_tensor",
+        "from torch.testing._internal.common_device_type import dtypes",
+    ]
+    raw = target.read_bytes()
+    assert raw.startswith(b"\xef\xbb\xbf# Owner(s): ")  # the BOM, byte for byte
+    added = inserted_lines(OLD_FILE, raw.decode("utf-8"))
+    assert "    def test_new(self, device, dtype):\n" in added
+    direct, under_pytest = in_parallel(
+        [partial(run_file, target, "-v"), partial(pytest_file, target)]
+    )
+    assert direct.returncode == 0, direct.stderr[-3000:]
+    assert "test_new_cpu_float64 (__main__.TestOldCPU" in direct.stderr
+    assert "test_old_cpu (__main__.TestOldCPU" in direct.stderr
+    assert under_pytest.returncode == 0, under_pytest.stdout[-3000:]
+    assert "3 passed" in under_pytest.stdout

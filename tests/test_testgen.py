@@ -314,3 +314,34 @@ def test_signature_matching_code() -> None:
         "fragment": "",  # too short to tell errors apart
         "matches": ["same_type"],
     }
+
+
+GENERIC_FILE = """# Owner(s): ["module: tests"]
+import torch
+from torch.testing._internal.common_device_type import instantiate_device_type_tests
+from torch.testing._internal.common_utils import run_tests, TestCase
+
+
+class TestOld(TestCase):
+    def test_old(self, device):
+        self.assertTrue(torch.ones(1, device=device).bool().all())
+
+
+instantiate_device_type_tests(TestOld, globals())
+
+if __name__ == "__main__":
+    run_tests()
+"""
+
+
+def test_into_a_file_with_a_byte_order_mark_keeps_it(tmp_path: Path) -> None:
+    target = tmp_path / "test_old.py"
+    original = "\ufeff" + GENERIC_FILE
+    target.write_bytes(original.encode("utf-8"))
+    plan = testgen.plan_into(
+        lambda g: testgen.skeleton_spec("test_new", "tests", g), target, "t.py", None, None
+    )
+    assert plan.summary["class"] == "TestOld" and plan.summary["device_generic"]
+    assert plan.after.startswith("\ufeff# Owner(s):")
+    assert "    def test_new(self, device, dtype):\n" in inserted_lines(original, plan.after)
+    assert "\n-" not in plan.diff()  # the first line, BOM included, is unchanged
