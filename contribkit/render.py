@@ -59,8 +59,27 @@ def printf_note(note: str) -> str:
 
 
 def python_literal(value: Any) -> str:
-    """A Python literal for plain data (str, numbers, bools, None, lists and dicts of them)."""
+    """A Python literal for plain data (str, numbers, bools, None, lists, tuples and dicts of
+    them), with strings quoted as ruff format and black quote them, so formatting leaves them be."""
+    if isinstance(value, str):
+        return _string_literal(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(map(python_literal, value)) + "]"
+    if isinstance(value, tuple):
+        inner = ", ".join(map(python_literal, value))
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    if isinstance(value, dict):
+        items = (f"{python_literal(k)}: {python_literal(v)}" for k, v in value.items())
+        return "{" + ", ".join(items) + "}"
     return repr(value)
+
+
+def _string_literal(text: str) -> str:
+    """Double quotes, unless they would need more escapes than single quotes (then repr's)."""
+    if text.count('"') > text.count("'"):
+        return repr(text)
+    body = "".join('\\"' if c == '"' else "'" if c == "'" else repr(c)[1:-1] for c in text)
+    return f'"{body}"'
 
 
 def environment(trim_blocks: bool = True, bytecode_dir: Path | None = None) -> Any:

@@ -215,7 +215,7 @@ def test_cached_render_never_mixes_up_issues(run_cli, tmp_path: Path) -> None:
         assert proc.returncode == 0, proc.stderr
         meta = json.loads((out / "meta.json").read_text())
         assert (meta["number"], meta["labels"]) == (number, labels)
-        assert f"issue='o/r#{number}'" in (out / "repro.py").read_text()
+        assert f'issue="o/r#{number}"' in (out / "repro.py").read_text()
 
 
 def test_output_inside_the_repo_hides_only_what_it_wrote(run_cli, fork_repo: Path) -> None:  # type: ignore[no-untyped-def]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,7 +15,7 @@ from hypothesis import strategies as st
 from contribkit import testgen
 from contribkit.errors import BadInput
 from contribkit.pyedit import ImportSpec, indent_block
-from contribkit.render import one_line
+from contribkit.render import one_line, python_literal
 from contribkit.spec import Signature
 from contribkit.testrules import check_test_source
 from tests.largefile import inserted_lines
@@ -345,3 +347,23 @@ def test_into_a_file_with_a_byte_order_mark_keeps_it(tmp_path: Path) -> None:
     assert plan.after.startswith("\ufeff# Owner(s):")
     assert "    def test_new(self, device, dtype):\n" in inserted_lines(original, plan.after)
     assert "\n-" not in plan.diff()  # the first line, BOM included, is unchanged
+
+
+def test_string_literals_are_quoted_as_ruff_format_quotes_them() -> None:
+    """PyTorch formats with ruff (black style): double quotes unless they need more escapes."""
+    texts = ["index_add", "it's", 'say "hi"', 'a\'b"c"', "a'b'c\"", "t\tb\\ \x0c é \u2028 \x00", ""]
+    source = "".join(f"x = {python_literal(t)}\n" for t in texts)
+    assert source.startswith('x = "index_add"\nx = "it\'s"\nx = \'say "hi"\'\n')
+    formatted = subprocess.run(
+        [sys.executable, "-m", "ruff", "format", "--isolated", "-"],
+        input=source,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert formatted.stdout == source
+
+
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(), st.lists, max_leaves=8))
+def test_python_literals_read_back(value: object) -> None:
+    assert ast.literal_eval(python_literal(value)) == value
