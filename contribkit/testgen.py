@@ -57,8 +57,32 @@ DTYPE_GROUPS: list[list[str]] = [
 # The documented default for callables without an OpInfo and modules without a ModuleInfo
 # (PyTorch's floating_types()).
 DEFAULT_DTYPES = ["float32", "float64"]
-# Input shapes tried, in order, for a module without a ModuleInfo.
+# Input shapes tried, in order, for a module without a ModuleInfo: the first it accepts is used.
 PROBE_SHAPES = [[2, 3], [2, 3, 4], [2, 3, 4, 5], [2, 3, 4, 5, 6]]
+# Constructor arguments without a default, filled in by name for a module without a ModuleInfo
+# (unless --init is given): a value, or "channels" / "last" for that size of the input shape
+# being tried (dim 1 / the last dim), so that e.g. in_features fits the input. A required
+# argument not named here needs --init.
+INIT_ARGS: dict[str, int | str] = {
+    "kernel_size": 2,
+    "in_features": "last",
+    "out_features": 4,
+    "in_channels": "channels",
+    "out_channels": 4,
+    "num_features": "channels",
+    "normalized_shape": "last",
+    "num_embeddings": 10,
+    "embedding_dim": 4,
+    "embed_dim": "last",
+    "num_heads": 1,
+    "d_model": "last",
+    "nhead": 1,
+    "input_size": "last",
+    "hidden_size": 4,
+    "dim": 1,
+    "groups": 1,
+    "size": 2,
+}
 
 # -- where it goes -----------------------------------------------------------------------
 
@@ -240,6 +264,7 @@ def target_request(kind: str, name: str, init: str | None = None) -> dict[str, A
         "dtype_groups": DTYPE_GROUPS,
         "default_dtypes": DEFAULT_DTYPES,
         "shapes": PROBE_SHAPES,
+        "init_args": INIT_ARGS,
     }
 
 
@@ -519,20 +544,8 @@ def module_spec(
     notes = []
     if "moduledb_error" in result:
         notes.append(f"module_db is not importable here ({result['moduledb_error']})")
-    if "init_error" in info:
-        required = info.get("required") or []
-        example = ", ".join(f"{p}=..." for p in required) or "..."
-        raise BadInput(
-            f"{qualname} has no ModuleInfo in this torch, and {qualname}({init or ''}) fails: {info['init_error']}",
-            hint=f"pass its constructor arguments: --init '{example}'",
-        )
     if "module_info" not in info and info.get("shape") is None:
-        tried = ", ".join(str(tuple(s)) for s in PROBE_SHAPES)
-        last = (info.get("shape_errors") or ["no error"])[-1]
-        raise BadInput(
-            f"{qualname}({init or ''}) accepts no input of shape {tried} (last error: {last})",
-            hint="write the test from a skeleton: contribkit test --name NAME --area nn",
-        )
+        _no_plain_module_test(info)
     chosen = info["chosen"]
     if not chosen:
         failures = "; ".join(f"{d}: {why}" for d, why in info["failures"].items())
@@ -556,12 +569,20 @@ def module_spec(
         ]
         context: dict[str, Any] = {"kind": "module_info"}
     else:
+        how = (
+            " (from --init)"
+            if init is not None
+            else " (required arguments filled in by name; --init chooses others)"
+            if info["required"]
+            else ""
+        )
         notes.append(
-            (f"{qualname}({init}) as --init builds it" if init else f"{qualname} has no ModuleInfo")
-            + f": default dtypes ({', '.join(DEFAULT_DTYPES)}) and one input of shape {tuple(info['shape'])}"
+            f"{qualname} has no ModuleInfo: the test builds {qualname}({info['init']}){how} and "
+            f"runs it on one input of shape {tuple(info['shape'])} in the default dtypes "
+            f"({', '.join(DEFAULT_DTYPES)})"
         )
         imports = [ImportSpec("copy"), MAKE_TENSOR]
-        context = {"kind": "module", "init": init or "", "shape": str(tuple(info["shape"]))}
+        context = {"kind": "module", "init": info["init"], "shape": str(tuple(info["shape"]))}
     return dtype_test(
         "module",
         name or f"test_{thing}",
@@ -572,6 +593,31 @@ def module_spec(
         notes,
         qualname=qualname,
         **context,
+    )
+
+
+def _no_plain_module_test(info: dict[str, Any]) -> None:
+    """Why a module without a ModuleInfo cannot be built and run (the probe's finding)."""
+    qualname = info["name"]
+    example = ", ".join(f"{p}=..." for p in info["required"]) or "..."
+    init_hint = f"pass its constructor arguments: --init '{example}'"
+    if "unfilled" in info:
+        raise BadInput(
+            f"{qualname} has no ModuleInfo in this torch, and contribkit cannot fill its "
+            f"argument{'s' if len(info['unfilled']) > 1 else ''} {', '.join(info['unfilled'])}",
+            hint=init_hint,
+        )
+    if "init_error" in info:
+        text, error = info["init_error"]
+        raise BadInput(
+            f"{qualname} has no ModuleInfo in this torch, and {qualname}({text}) fails: {error}",
+            hint=init_hint,
+        )
+    text, error = info["shape_error"]
+    tried = ", ".join(str(tuple(s)) for s in PROBE_SHAPES)
+    raise BadInput(
+        f"{qualname}({text}) accepts no float input of shape {tried} (last error: {error})",
+        hint=f"try other arguments with --init '{example}', or start from a skeleton: --name NAME --area nn",
     )
 
 

@@ -101,7 +101,7 @@ def test_generated_files_run_green_with_python_and_pytest(fork: Path, run_cli) -
     make_repro(repros, 104, CUDA_COMPARE_CODE, title="erf differs on CUDA")
     commands = [
         ["--op", "index_add"],
-        ["--module", "torch.nn.Unfold", "--init", "kernel_size=2"],
+        ["--module", "torch.nn.Unfold"],  # no ModuleInfo: kernel_size filled in
         ["--module", "torch.nn.Linear"],  # has a ModuleInfo
         ["--name", "empty index", "--area", "indexing"],
         ["--from-repro", "repros/issue-102"],
@@ -122,6 +122,10 @@ def test_generated_files_run_green_with_python_and_pytest(fork: Path, run_cli) -
     assert made[0]["dtypes"]["cpu"][:2] == ["float32", "float64"]
     assert "test_index_add_cpu_float32" in made[0]["variants"]["cpu"]
     assert [m["owner"] for m in made[:3]] == ["module: tests", "module: nn", "module: nn"]
+    assert any(
+        "builds torch.nn.Unfold(kernel_size=2) (required arguments" in n for n in made[1]["notes"]
+    )
+    assert "torch.nn.Unfold(kernel_size=2).to(device=device" in (fork / made[1]["path"]).read_text()
     assert made[5]["owner"] == "module: dynamo" and made[5]["dynamo"]
     assert made[6]["only"] == "cuda"
     for rel in paths:
@@ -238,7 +242,21 @@ def test_refusals_are_one_line_exit_2_and_write_nothing(fork: Path, run_cli) -> 
     cases = [
         (["--op", "indx_add"], "unknown operator 'indx_add'", "did you mean: index_add"),
         (["--module", "torch.nn.Unfld"], "'torch.nn.Unfld' is not a module", "torch.nn.Unfold"),
-        (["--module", "torch.nn.Unfold"], "has no ModuleInfo", "--init 'kernel_size=...'"),
+        (
+            ["--module", "torch.nn.Fold"],
+            "has no ModuleInfo in this torch, and contribkit cannot fill its argument output_size",
+            "--init 'output_size=..., kernel_size=...'",
+        ),
+        (
+            ["--module", "torch.nn.Unfold", "--init", "bogus=1"],
+            "torch.nn.Unfold(bogus=1) fails: TypeError:",
+            "--init 'kernel_size=...'",
+        ),
+        (
+            ["--module", "torch.nn.Unfold", "--init", "kernel_size=-1"],
+            "torch.nn.Unfold(kernel_size=-1) accepts no float input of shape (2, 3), (2, 3, 4)",
+            "start from a skeleton",
+        ),
         (["--from-repro", "repros/issue-5"], "has no meta.json", "contribkit repro N"),
         (
             ["--name", "x", "--area", "nn", "--into", "test/notes.txt"],

@@ -23,7 +23,8 @@ from contribkit.workspace import Workspace
 @click.option(
     "--init",
     metavar="ARGS",
-    help="Constructor arguments for a --module without a ModuleInfo, e.g. 'kernel_size=2'.",
+    help="Constructor arguments for a --module without a ModuleInfo, e.g. 'kernel_size=2' "
+    "(default: its required arguments, filled in by name).",
 )
 @click.option(
     "--from-repro",
@@ -91,7 +92,8 @@ def test(
     \b
     Examples:
       contribkit test --op index_add
-      contribkit test --module torch.nn.Unfold --init 'kernel_size=2'
+      contribkit test --module torch.nn.Unfold
+      contribkit test --module torch.nn.Unfold --init 'kernel_size=3, stride=2'
       contribkit test --from-repro repros/issue-170398
       contribkit test --from-repro 170398 --into test/dynamo/test_repros.py::ReproTests
       contribkit test --name empty_index --area indexing --dry-run

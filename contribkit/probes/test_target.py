@@ -258,6 +258,31 @@ def module_names() -> "list[str]":
     )
 
 
+def required_args(cls: Any) -> "list[str]":
+    """The constructor's parameters without a default."""
+    try:
+        params = inspect.signature(cls.__init__).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [
+        p.name
+        for p in params
+        if p.name != "self"
+        and p.default is inspect.Parameter.empty
+        and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
+
+
+def filled_init(required: "list[str]", fill: "dict[str, Any]", shape: "list[int]") -> str:
+    """Constructor arguments from contribkit's table: a value, or a size of the input."""
+    sizes = {"channels": shape[1], "last": shape[-1]}
+    return ", ".join(f"{name}={sizes.get(fill[name], fill[name])!r}" for name in required)
+
+
+def build_module(cls: Any, init: str) -> Any:
+    return eval("cls(" + init + ")", {"cls": cls, "torch": torch})  # --init, or filled_init()
+
+
 def check_module(build: Any, inputs: Any, dtype: Any) -> "str | None":
     """None when the generated module test passes on CPU for ``dtype``; else why not."""
     try:
@@ -327,44 +352,45 @@ def probe_module(name: str) -> None:
                 chosen.append(dtype_name(dtype))
         info.update(chosen=chosen, failures=failures)
         return
-    init = request.get("init") or ""
-    try:
-        eval("cls(" + init + ")", {"cls": cls, "torch": torch})  # the user's own --init text
-    except Exception as exc:
-        try:
-            params = inspect.signature(cls.__init__).parameters.values()
-            required = [
-                p.name
-                for p in params
-                if p.name != "self"
-                and p.default is inspect.Parameter.empty
-                and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-            ]
-        except (TypeError, ValueError):
-            required = []
-        info["init_error"] = short(exc)
-        info["required"] = required
-        return
-    shape = None
+    user_init = request.get("init")
+    required = required_args(cls)
+    fill = request["init_args"]
+    info["required"] = required
+    if user_init is None:
+        unfilled = [name for name in required if name not in fill]
+        if unfilled:
+            info["unfilled"] = unfilled
+            return
+    init_errors, shape_errors = [], []
+    found = None
     for candidate in request["shapes"]:
-        x = make_tensor(tuple(candidate), device="cpu", dtype=torch.float32)
+        text = user_init if user_init is not None else filled_init(required, fill, candidate)
         try:
-            eval("cls(" + init + ")", {"cls": cls, "torch": torch}).eval()(x)
+            module = build_module(cls, text)
         except Exception as exc:
-            info.setdefault("shape_errors", []).append(short(exc))
+            init_errors.append((text, short(exc)))
             continue
-        shape = candidate
+        try:
+            module.eval()(make_tensor(tuple(candidate), device="cpu", dtype=torch.float32))
+        except Exception as exc:
+            shape_errors.append((text, short(exc)))
+            continue
+        found = (text, candidate)
         break
-    info["shape"] = shape
-    if shape is None:
+    if found is None:
+        # The constructor is the problem when it never ran, else the input.
+        errors = shape_errors or init_errors
+        info["shape_error" if shape_errors else "init_error"] = errors[-1]
         return
+    init, shape = found
+    info.update(init=init, shape=shape)
 
     def plain_inputs(dtype: Any) -> Any:
         yield (), {}, (make_tensor(tuple(shape), device="cpu", dtype=dtype),), {}
 
     for dname in request["default_dtypes"]:
         why = check_module(
-            lambda a, k: eval("cls(" + init + ")", {"cls": cls, "torch": torch}),
+            lambda a, k: build_module(cls, init),
             plain_inputs,
             getattr(torch, dname),
         )
