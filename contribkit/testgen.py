@@ -146,7 +146,8 @@ _CUDA_LITERAL = re.compile(r"^cuda(:\d+)?$")
 _MASKS = re.compile(r"<addr>|<path>|<n>")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
-# Calls a top-level print() of a check test may contain and still be dropped (no side effects).
+# Calls a top-level print() of a regression test may contain and still be dropped (no side
+# effects).
 _VALUE_CALLS = {
     "torch.allclose",
     "torch.equal",
@@ -170,6 +171,44 @@ _VALUE_CALLS = {
     "type",
     "size",
     "dim",
+}
+
+
+# A last expression statement calling one of these has no result worth checking.
+_NO_RESULT_CALLS = {"backward", "synchronize", "step", "zero_grad", "print"}
+# Calls that draw random numbers: factories that draw on the CPU unless given ``device=``
+# (seeded, both runs of a CPU comparison then get the same values), and calls that draw where
+# their input lives (a device's own generator: only shapes and dtypes can be compared).
+_RANDOM_FACTORIES = {"rand", "randn", "randint", "randperm", "normal"}
+_RANDOM_IN_PLACE = {
+    "rand_like",
+    "randn_like",
+    "randint_like",
+    "bernoulli",
+    "multinomial",
+    "poisson",
+    "dropout",
+    "dropout1d",
+    "dropout2d",
+    "dropout3d",
+    "alpha_dropout",
+    "feature_alpha_dropout",
+    "rrelu",
+    "Dropout",
+    "Dropout1d",
+    "Dropout2d",
+    "Dropout3d",
+    "AlphaDropout",
+    "FeatureAlphaDropout",
+    "RReLU",
+    "uniform_",
+    "normal_",
+    "random_",
+    "bernoulli_",
+    "exponential_",
+    "cauchy_",
+    "log_normal_",
+    "geometric_",
 }
 
 
@@ -966,21 +1005,23 @@ def repro_spec(src: ReproSource, name: str | None = None, generic: bool = True) 
     code, hoisted, uses_device, notes = _test_code(src, dynamo, requires_cuda)
     signature = meta.get("signature_parts") if src.check is None else None
     check = indent_block(rename(src.check, "DEVICE", "device"), "    ") if src.check else None
-    if check:
-        code = drop_value_prints(code)
-    pairs = eager_compiled_pairs(code) if dynamo and signature else []
+    code = drop_value_prints(drop_no_ops(code))
+    decorators, only, preamble, device_imports = _device_setup(generic, requires_cuda, uses_device)
+    if only == "cpu" and not uses_device:
+        notes.append("the code does not use a device: the test runs on CPU only")
+    result_check: dict[str, Any] = {}
     if signature:
-        checks = f"Fails while the code raises the issue's {signature['exc_type']}"
-        checks += "; eager and compiled results must agree." if pairs else "."
+        code, result_check, check_imports, what = _crash_check(
+            code, dynamo, generic and only is None
+        )
+        device_imports = [*device_imports, *check_imports]
+        checks = f"Fails while the code raises the issue's {signature['exc_type']}{what}."
     else:
         comparison = meta.get("comparison") or {}
         checks = "Fails while the repro's check fails"
         if comparison.get("actual") and comparison.get("expected"):
             checks += f" ({comparison['actual']} against {comparison['expected']})"
         checks += "."
-    decorators, only, preamble, device_imports = _device_setup(generic, requires_cuda, uses_device)
-    if only == "cpu" and not uses_device:
-        notes.append("the code does not use a device: the test runs on CPU only")
     title_slug = slug(meta.get("title") or "")
     default_name = f"test_issue_{number}" if number else f"test_{slug(src.dir.name)}"
     test = name or (f"{default_name}_{title_slug}" if title_slug else default_name)
@@ -999,8 +1040,8 @@ def repro_spec(src: ReproSource, name: str | None = None, generic: bool = True) 
         signature=bool(signature),
         code=indent_block(code, body_indent).rstrip("\n") or f"{body_indent}pass",
         check=check.rstrip("\n") if check else "",
-        eager_vs_compiled=pairs,
         fail_prefix=f"{ref} is back: the code raises the issue's error again: ",
+        **result_check,
         **(_signature_checks(signature) if signature else {}),
     )
     thing = f"issue_{number}" if number else slug(src.dir.name)
@@ -1019,6 +1060,113 @@ def repro_spec(src: ReproSource, name: str | None = None, generic: bool = True) 
         thing=thing,
         notes=[*src.notes, *notes],
     )
+
+
+def _crash_check(
+    code: str, dynamo: bool, device_generic: bool
+) -> tuple[str, dict[str, Any], list[ImportSpec], str]:
+    """How a crash test checks the code's result once it runs: eager against compiled where the
+    code compiles a function; else, for code on a generic `device`, the result against the same
+    code run on CPU; else that the result holds no inf or nan. Returns the code (its last
+    expression may now be assigned), the template's context, the imports it needs, and the
+    docstring's words for the check."""
+    pairs = eager_compiled_pairs(code) if dynamo else []
+    code, result = take_result(code)
+    context: dict[str, Any] = {
+        "eager_vs_compiled": pairs,
+        "result": result or "",
+        "reference": "",
+        "seed": False,
+    }
+    if pairs or result is None:
+        return code, context, [], "; eager and compiled results must agree" if pairs else ""
+    if not device_generic:
+        what = f"; its result `{result}` must hold no inf or nan"
+        return code, context, [ImportSpec("torch.utils._pytree", "tree_leaves")], what
+    randomness = draws_random(code)
+    if randomness == "device":
+        context["reference"] = "metadata"
+        return (
+            code,
+            context,
+            [TREE_MAP],
+            "; its result's shapes and dtypes must match CPU's",
+        )
+    context.update(reference="values", seed=randomness == "cpu")
+    return code, context, [], "; its result on `device` must match CPU's"
+
+
+def drop_no_ops(code: str) -> str:
+    """Drop top-level ``x = x`` lines (``device = DEVICE`` once ``DEVICE`` is ``device``)."""
+    tree = ast.parse(code)
+    spans = [
+        _line_span(node)
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+        and isinstance(node.value, ast.Name)
+        and node.targets[0].id == node.value.id
+        and _alone_on_lines(node, tree.body)
+    ]
+    return _delete_lines(code, spans)
+
+
+def take_result(code: str) -> tuple[str, str | None]:
+    """The name that holds the code's result: the one name its last statement assigns; or its
+    last expression, or the one value its last ``print`` shows, assigned to a new name."""
+    tree = ast.parse(code)
+    last = tree.body[-1] if tree.body else None
+    if isinstance(last, ast.Assign) and len(last.targets) == 1:
+        target = last.targets[0]
+        return code, target.id if isinstance(target, ast.Name) else None
+    if isinstance(last, ast.AnnAssign) and last.value is not None:
+        return code, last.target.id if isinstance(last.target, ast.Name) else None
+    if not isinstance(last, ast.Expr) or not _alone_on_lines(last, tree.body):
+        return code, None
+    value = last.value
+    if (
+        isinstance(value, ast.Call)
+        and _call_name(value) == "print"
+        and len(value.args) == 1
+        and not value.keywords
+        and not isinstance(value.args[0], ast.Starred)
+    ):
+        value = value.args[0]
+    if isinstance(value, (ast.Constant, ast.JoinedStr, ast.Await, ast.Yield, ast.YieldFrom)) or (
+        isinstance(value, ast.Call) and _call_name(value) in _NO_RESULT_CALLS
+    ):
+        return code, None
+    if isinstance(value, ast.Name):  # a bare name (or print of one) is a no-op line: dropped
+        return _delete_lines(code, [_line_span(last)]), value.id
+    taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    name = next(n for n in ("result", *(f"result{i}" for i in range(2, 1000))) if n not in taken)
+    segment = ast.get_source_segment(code, value) or ast.unparse(value)
+    end = (last.end_lineno or last.lineno, last.end_col_offset or 0)
+    edit = Edit(last.lineno, last.col_offset, *end, "", f"{name} = {segment}")
+    return apply_edits(code, [edit]), name
+
+
+def draws_random(code: str) -> str:
+    """``"device"`` when the code draws random numbers where its tensors live, ``"cpu"`` when
+    it draws them on the CPU only (random factories without ``device=``, nn modules'
+    initialisation), else ``""``."""
+    found = ""
+    for node in ast.walk(ast.parse(code)):
+        if not isinstance(node, ast.Call):
+            continue
+        callee = ast.unparse(node.func)
+        last = callee.rsplit(".", 1)[-1]
+        on_device = any(k.arg == "device" for k in node.keywords)
+        if (
+            last in _RANDOM_IN_PLACE
+            or "nn.init." in f"{callee}."
+            or (on_device and (last in _RANDOM_FACTORIES or last[:1].isupper()))
+        ):
+            return "device"
+        if last in _RANDOM_FACTORIES or ("nn." in callee and last[:1].isupper()):
+            found = "cpu"
+    return found
 
 
 def _test_code(

@@ -3,7 +3,8 @@
 The markdown parser is not needed: a ParsedIssue is built by hand, as `contribkit repro` would
 have parsed it. ``BUGGY_OPS`` is a small stand-in for a buggy library function; the env var
 ``BUGGY_OPS_BUG`` switches its bug on (``1``: the issue's crash; ``other``: a different error;
-``wrong``: a wrong result).
+``wrong``: a wrong result; ``nan``: rows of NaN; ``drift``: each call's rows differ from the
+last call's, as a device that disagrees with the CPU would).
 """
 
 from __future__ import annotations
@@ -16,9 +17,12 @@ from contribkit.reprolib import normalise_message
 from contribkit.spec import Issue, ParsedIssue, Signature
 
 BUGGY_OPS = """\
+import itertools
 import os
 
 import torch
+
+_calls = itertools.count()
 
 
 def pick_rows(x, index):
@@ -29,7 +33,12 @@ def pick_rows(x, index):
         )
     if bug == "other":
         raise ValueError("an unrelated failure")
-    return x.index_select(0, index)
+    rows = x.index_select(0, index)
+    if bug == "nan":
+        return rows * float("nan")
+    if bug == "drift":
+        return rows + next(_calls)
+    return rows
 
 
 def row_means(x):
@@ -52,6 +61,14 @@ CRASH_SIGNATURE = Signature(
         "pick_rows(): index [2, 0] is out of bounds for the tensor at 0x7f3a2b1c9e10"
     ),
     "traceback",
+)
+# Random numbers drawn on the CPU (a module's weights, randn without device=), then moved.
+RANDOM_CRASH_CODE = (
+    "import torch\n"
+    "import buggy_ops\n"
+    'layer = torch.nn.Linear(2, 3).to("cuda")\n'
+    "x = torch.randn(3, 2).cuda()\n"
+    'print(buggy_ops.pick_rows(layer(x), torch.tensor([2, 0], device="cuda")))\n'
 )
 WRONG_CODE = (
     "import torch\n"

@@ -26,6 +26,7 @@ from tests.reprofixtures import (
     CRASH_CODE,
     CRASH_SIGNATURE,
     CUDA_COMPARE_CODE,
+    RANDOM_CRASH_CODE,
     WRONG_CODE,
     make_repro,
     write_buggy_ops,
@@ -99,6 +100,7 @@ def test_generated_files_run_green_with_python_and_pytest(fork: Path, run_cli) -
         labels=["oncall: pt2"],
     )
     make_repro(repros, 104, CUDA_COMPARE_CODE, title="erf differs on CUDA")
+    make_repro(repros, 105, RANDOM_CRASH_CODE, CRASH_SIGNATURE, title="random rows crash")
     commands = [
         ["--op", "index_add"],
         ["--module", "torch.nn.Unfold"],  # no ModuleInfo: kernel_size filled in
@@ -107,6 +109,7 @@ def test_generated_files_run_green_with_python_and_pytest(fork: Path, run_cli) -
         ["--from-repro", "repros/issue-102"],
         ["--from-repro", "103"],
         ["--from-repro", str(repros / "issue-104")],
+        ["--from-repro", "105"],  # seeded: the CPU run draws the same numbers
     ]
     made = in_parallel([partial(ck, run_cli, *args) for args in commands])
     paths = [m["path"] for m in made]
@@ -118,6 +121,7 @@ def test_generated_files_run_green_with_python_and_pytest(fork: Path, run_cli) -
         "test/test_issue_102.py",
         "test/dynamo/test_issue_103.py",
         "test/test_issue_104.py",
+        "test/test_issue_105.py",
     ]
     assert made[0]["dtypes"]["cpu"][:2] == ["float32", "float64"]
     assert "test_index_add_cpu_float32" in made[0]["variants"]["cpu"]
@@ -177,6 +181,28 @@ def test_crash_regression_fails_while_the_bug_is_simulated(fork: Path, run_cli) 
     other = run_file(test_file, env={"BUGGY_OPS_BUG": "other"})  # a different error fails it too
     assert other.returncode == 1 and "ValueError: an unrelated failure" in other.stderr
     assert "is back" not in other.stderr
+    # The result is checked: on `device` it must match the same code on CPU ...
+    drift = run_file(test_file, env={"BUGGY_OPS_BUG": "drift"})
+    assert drift.returncode == 1 and "Tensor-likes are not" in drift.stderr, drift.stderr
+    # ... and where there is no CPU run to compare with (a plain class), hold no inf or nan.
+    (fork / "test" / "test_plain.py").write_text(
+        '# Owner(s): ["module: tests"]\nimport torch\n'
+        "from torch.testing._internal.common_utils import run_tests, TestCase\n\n\n"
+        "class TestPlain(TestCase):\n    def test_old(self):\n        pass\n\n\n"
+        'if __name__ == "__main__":\n    run_tests()\n'
+    )
+    ck(run_cli, "--from-repro", "101", "--into", "test/test_plain.py")
+    plain = fork / "test" / "test_plain.py"
+    nan, fine, under_pytest = in_parallel(
+        [
+            partial(run_file, plain, env={"BUGGY_OPS_BUG": "nan"}),
+            partial(run_file, plain),
+            partial(pytest_file, plain),
+        ]
+    )
+    assert nan.returncode == 1 and "rows holds inf or nan" in nan.stderr, nan.stderr
+    assert fine.returncode == 0 and "Ran 2 tests" in fine.stderr, fine.stderr
+    assert under_pytest.returncode == 0 and "2 passed" in under_pytest.stdout
     # The repro agrees: REPRODUCED while the bug is there, NOT_REPRODUCED once it is fixed.
     repro = fork / "repros" / "issue-101" / "repro.py"
     assert run_file(repro, "--device", "cpu", env={"BUGGY_OPS_BUG": "1"}).returncode == 1

@@ -24,6 +24,7 @@ from tests.reprofixtures import (
     CRASH_CODE,
     CRASH_SIGNATURE,
     CUDA_COMPARE_CODE,
+    RANDOM_CRASH_CODE,
     WRONG_CODE,
     make_repro,
 )
@@ -104,6 +105,81 @@ def test_crash_repro_becomes_a_device_generic_regression_test(tmp_path: Path) ->
     # imports hoisted to the file's block, once each
     assert text.count("import torch\n") == 1 and "\nimport buggy_ops\n" in text
     assert "import buggy_ops" not in body
+    # The result is checked against the same code on CPU; the print(rows) is gone.
+    run = next(n for n in method.body if isinstance(n, ast.FunctionDef))
+    assert (run.name, ast.unparse(run.body[-1])) == ("run", "return rows")
+    assert "actual = run(device)\n        expected = run('cpu')" in body
+    assert body.endswith("self.assertEqual(actual, expected, exact_device=False)")
+    assert "print(" not in body and "manual_seed" not in body
+
+
+def test_crash_tests_check_the_result_without_no_op_lines(tmp_path: Path) -> None:
+    device_var = CRASH_CODE.replace("import buggy_ops\n", 'import buggy_ops\ndevice = "cuda"\n')
+    folder = make_repro(tmp_path / "repros", 110, device_var, CRASH_SIGNATURE)
+    source = testgen.read_repro(folder)
+    plain = testgen.repro_spec(source, None, False)
+    body = ast.unparse(method_of(new_file(plain, tmp_path), plain.name))
+    assert "device = device" not in body and "print(" not in body
+    assert "for value in tree_leaves(rows):" in body  # no CPU to compare with: no inf or nan
+    assert "self.assertTrue(value.isfinite().all(), 'rows holds inf or nan')" in body
+    assert ImportSpec("torch.utils._pytree", "tree_leaves") in plain.imports
+    seeded = testgen.repro_spec(
+        testgen.read_repro(make_repro(tmp_path / "repros", 111, RANDOM_CRASH_CODE, CRASH_SIGNATURE))
+    )
+    body = ast.unparse(method_of(new_file(seeded, tmp_path), seeded.name))
+    assert "def run(device):\n        torch.manual_seed(0)" in body
+    assert "result = buggy_ops.pick_rows(layer(x), torch.tensor([2, 0], device=device))" in body
+    on_device = testgen.repro_spec(
+        testgen.read_repro(
+            make_repro(
+                tmp_path / "repros",
+                112,
+                CRASH_CODE.replace("torch.arange(6.0, ", "torch.randn(6, "),
+                CRASH_SIGNATURE,
+            )
+        )
+    )
+    body = ast.unparse(method_of(new_file(on_device, tmp_path), on_device.name))
+    assert (
+        "self.assertEqual(tree_map(shape_and_dtype, actual), tree_map(shape_and_dtype, expected))"
+        in body
+    )
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        ("x = f()\n", ("x = f()\n", "x")),
+        ("x: T = f()\n", ("x: T = f()\n", "x")),
+        ("x = f()\nx\n", ("x = f()\n", "x")),
+        ("y = g()\nprint(f(y))\n", ("y = g()\nresult = f(y)\n", "result")),
+        ("result = 1\nf(result)\n", ("result = 1\nresult2 = f(result)\n", "result2")),
+        ("print(f(\n    1,\n))  # done\n", ("result = f(\n    1,\n)  # done\n", "result")),
+        ("loss.backward()\n", ("loss.backward()\n", None)),
+        ("print(x, y)\n", ("print(x, y)\n", None)),
+        ("a, b = f()\n", ("a, b = f()\n", None)),
+        ("for i in range(2):\n    x = i\n", ("for i in range(2):\n    x = i\n", None)),
+        ("x = 1; f(x)\n", ("x = 1; f(x)\n", None)),
+        ("", ("", None)),
+    ],
+)
+def test_the_result_of_the_code(code: str, expected: tuple[str, str | None]) -> None:
+    assert testgen.take_result(code) == expected
+
+
+def test_no_ops_and_random_numbers() -> None:
+    assert testgen.drop_no_ops("device = device\nx = 1\ny = y; z = 2\n") == "x = 1\ny = y; z = 2\n"
+    draws = {
+        "x = torch.ones(2, device=device)": "",
+        "x = torch.randn(2).to(device)": "cpu",
+        "m = nn.Linear(2, 3)": "cpu",
+        "x = torch.randn(2, device=device)": "device",
+        "m = torch.nn.Linear(2, 3, device=device)": "device",
+        "x.normal_()": "device",
+        "y = torch.nn.functional.dropout(x)": "device",
+        "torch.nn.init.kaiming_uniform_(w)": "device",
+    }
+    assert {code: testgen.draws_random(code) for code in draws} == draws
 
 
 def test_wrong_result_repro_uses_the_repros_check(tmp_path: Path) -> None:
