@@ -53,6 +53,7 @@ BUNDLED_TEST_OWNERS: tuple[tuple[str, str], ...] = (
     ("test/test_serialization*.py", "module: serialization"),
     ("test/test_complex*.py", "module: complex"),
     ("test/test_type_promotion*.py", "module: type promotion"),
+    ("test/test_scatter_gather*.py", "module: scatter & gather ops"),
     ("test/test_*.py", "module: tests"),
     ("**", "module: unknown"),
 )

@@ -86,11 +86,39 @@ INIT_ARGS: dict[str, int | str] = {
 
 # -- where it goes -----------------------------------------------------------------------
 
-# Areas with their own test folder: test/<folder>/test_<thing>.py. Any other area is a file:
-# test/test_<area>.py.
+# An area names where a test goes. Most areas have a home: the file PyTorch keeps such tests in,
+# and the class a new test joins there (the file's device-generic class; dynamo's repro class).
+# A test for an area with a home is inserted into that class when the fork has the file, as
+# `--into FILE::CLASS` would, and goes to a new file of that name when it has not.
+HOME_FILES: dict[str, tuple[str, str]] = {
+    "torch": ("test/test_torch.py", "TestTorchDeviceType"),
+    "nn": ("test/test_nn.py", "TestNNDeviceType"),
+    "convolution": ("test/nn/test_convolution.py", "TestConvolutionNNDeviceType"),
+    "pooling": ("test/nn/test_pooling.py", "TestPoolingNNDeviceType"),
+    "embedding": ("test/nn/test_embedding.py", "TestEmbeddingNNDeviceType"),
+    "linalg": ("test/test_linalg.py", "TestLinalg"),
+    "sparse": ("test/test_sparse.py", "TestSparse"),
+    "spectral_ops": ("test/test_spectral_ops.py", "TestFFT"),
+    "indexing": ("test/test_indexing.py", "TestIndexing"),
+    "scatter_gather": ("test/test_scatter_gather.py", "TestScatterGather"),
+    "reductions": ("test/test_reductions.py", "TestReductions"),
+    "sort_and_select": ("test/test_sort_and_select.py", "TestSortAndSelect"),
+    "unary_ufuncs": ("test/test_unary_ufuncs.py", "TestUnaryUfuncs"),
+    "binary_ufuncs": ("test/test_binary_ufuncs.py", "TestBinaryUfuncs"),
+    "shape_ops": ("test/test_shape_ops.py", "TestShapeOps"),
+    "view_ops": ("test/test_view_ops.py", "TestViewOps"),
+    "tensor_creation_ops": ("test/test_tensor_creation_ops.py", "TestTensorCreation"),
+    "foreach": ("test/test_foreach.py", "TestForeach"),
+    "autograd": ("test/test_autograd.py", "TestAutogradDeviceType"),
+    "type_promotion": ("test/test_type_promotion.py", "TestTypePromotion"),
+    "complex": ("test/test_complex.py", "TestComplexTensor"),
+    "nestedtensor": ("test/test_nestedtensor.py", "TestNestedTensorDeviceType"),
+    "dynamo": ("test/dynamo/test_repros.py", "ReproTests"),
+}
+# Areas whose tests are spread over a folder: a new file, test/<folder>/test_<thing>.py. Any
+# other area is a file of its own name, test/test_<area>.py.
 FOLDER_AREAS = {
     "inductor": "test/inductor",
-    "dynamo": "test/dynamo",
     "distributed": "test/distributed",
     "quantization": "test/quantization",
     "export": "test/export",
@@ -99,16 +127,41 @@ FOLDER_AREAS = {
     "onnx": "test/onnx",
     "profiler": "test/profiler",
     "fx": "test/fx",
-    "autograd": "test/autograd",
     "optim": "test/optim",
-    "nn": "test/nn",
 }
+# An operator's area: by namespace, then by family (its name, in-place `_` dropped), then by the
+# kind of its OpInfo; any other operator belongs with PyTorch's general tensor tests ("torch").
 OP_NAMESPACE_AREAS = {
     "nn.functional": "nn",
     "linalg": "linalg",
     "fft": "spectral_ops",
     "sparse": "sparse",
 }
+OP_FAMILIES = {
+    "scatter_gather": "scatter scatter_add scatter_reduce gather",
+    "indexing": "index_put",
+    "sort_and_select": "sort argsort msort topk kthvalue unique unique_consecutive isin",
+    "view_ops": "view view_as reshape reshape_as transpose permute expand expand_as narrow squeeze "
+    "unsqueeze flatten unflatten movedim as_strided unbind split chunk",
+    "shape_ops": "flip fliplr flipud rot90 roll nonzero",
+    "tensor_creation_ops": "zeros ones full empty arange range linspace logspace eye zeros_like "
+    "ones_like full_like empty_like cat concat concatenate stack hstack vstack dstack meshgrid "
+    "tril_indices triu_indices complex polar",
+    "linalg": "matmul mm bmm addmm addmv addbmm baddbmm mv dot vdot outer ger einsum cholesky "
+    "inverse det logdet pinverse matrix_power matrix_exp svd qr lu triangular_solve kron tensordot "
+    "chain_matmul cross",
+}
+OP_FAMILY_AREAS = {op: area for area, ops in OP_FAMILIES.items() for op in ops.split()}
+OPINFO_AREAS = {
+    "UnaryUfuncInfo": "unary_ufuncs",
+    "BinaryUfuncInfo": "binary_ufuncs",
+    "ReductionOpInfo": "reductions",
+    "SpectralFuncInfo": "spectral_ops",
+    "ShapeFuncInfo": "shape_ops",
+    "ForeachFuncInfo": "foreach",
+}
+# An issue's area by its labels, the first label listed here that the issue has (specific
+# before general). Without one: a compile issue goes by its backend, any other to "torch".
 LABEL_AREAS = [
     ("module: inductor", "inductor"),
     ("module: dynamo", "dynamo"),
@@ -120,22 +173,26 @@ LABEL_AREAS = [
     ("module: onnx", "onnx"),
     ("oncall: profiler", "profiler"),
     ("module: fx", "fx"),
-    ("module: autograd", "autograd"),
     ("module: optimizer", "optim"),
-    ("module: nn", "nn"),
+    ("module: scatter & gather ops", "scatter_gather"),
+    ("module: advanced indexing", "indexing"),
+    ("module: sorting and selection", "sort_and_select"),
+    ("module: reductions", "reductions"),
+    ("module: viewing and reshaping", "view_ops"),
+    ("module: tensor creation", "tensor_creation_ops"),
+    ("module: type promotion", "type_promotion"),
+    ("module: complex", "complex"),
+    ("module: nestedtensor", "nestedtensor"),
+    ("module: mta", "foreach"),
+    ("module: convolution", "convolution"),
+    ("module: pooling", "pooling"),
+    ("module: embedding", "embedding"),
     ("module: linear algebra", "linalg"),
     ("module: sparse", "sparse"),
     ("module: fft", "spectral_ops"),
+    ("module: autograd", "autograd"),
+    ("module: nn", "nn"),
 ]
-# Where most tests of a folder area live: suggested with --into when it exists in the fork.
-CANONICAL_FILES = {
-    "inductor": "test/inductor/test_torchinductor.py",
-    "dynamo": "test/dynamo/test_repros.py",
-    "nn": "test/test_nn.py",
-    "autograd": "test/test_autograd.py",
-    "distributed": "test/distributed/test_c10d_common.py",
-    "export": "test/export/test_export.py",
-}
 
 DEVICE_TYPE = "torch.testing._internal.common_device_type"
 COMMON_UTILS = "torch.testing._internal.common_utils"
@@ -278,9 +335,19 @@ def class_name_for(path: Path) -> str:
     return "Test" + camel(path.stem.removeprefix("test_"))
 
 
-def area_path(area: str, thing: str) -> str:
+def area_target(area: str, thing: str) -> tuple[str, str | None]:
+    """The file a test of ``area`` about ``thing`` goes to, and the class it joins there (None:
+    the file's own)."""
+    if area in HOME_FILES:
+        return HOME_FILES[area]
     folder = FOLDER_AREAS.get(area)
-    return f"{folder}/test_{thing}.py" if folder else f"test/test_{area}.py"
+    return (f"{folder}/test_{thing}.py" if folder else f"test/test_{area}.py"), None
+
+
+def cpu_comparison_name(thing: str) -> str:
+    """An op or module test's default name. It says what the test checks, so that it does not
+    clash with the plain ``test_<op>`` tests the area's file often has already."""
+    return f"test_{thing}_matches_cpu"
 
 
 def check_area(area: str) -> str:
@@ -507,11 +574,11 @@ def _opinfo_spec(
     imports = [ImportSpec("torch.testing._internal.common_methods_invocations", "op_db")]
     return dtype_test(
         "op",
-        name or f"test_{thing}",
+        name or cpu_comparison_name(thing),
         cpu,
         cuda,
         [*imports, *([TREE_MAP] if op["compare"] == "metadata" else [])],
-        (*_op_area(op["name"], thing), thing),
+        (*_op_area(op["name"], op["info_class"]), thing),
         notes,
         kind="op",
         qualname=full,
@@ -539,11 +606,11 @@ def _function_spec(
     thing = slug(fn["name"].replace(".", "_"), limit=60)
     return dtype_test(
         "op",
-        name or f"test_{thing}",
+        name or cpu_comparison_name(thing),
         fn["chosen"],
         fn["chosen"],
         [MAKE_TENSOR],
-        (*_op_area(fn["name"], thing), thing),
+        (*_op_area(fn["name"]), thing),
         notes,
         kind="function",
         qualname=qualname,
@@ -551,11 +618,16 @@ def _function_spec(
     )
 
 
-def _op_area(op_name: str, thing: str) -> tuple[str, str]:
+def _op_area(op_name: str, info_class: str | None = None) -> tuple[str, str]:
     for prefix, area in sorted(OP_NAMESPACE_AREAS.items(), key=lambda kv: -len(kv[0])):
         if op_name.startswith(prefix + "."):
             return area, f"the operator's namespace ({prefix})"
-    return thing, "the operator's name"
+    family = OP_FAMILY_AREAS.get(op_name.removesuffix("_"))
+    if family:
+        return family, f"the operator's family ({family})"
+    if info_class in OPINFO_AREAS:
+        return OPINFO_AREAS[info_class], f"its OpInfo ({info_class})"
+    return "torch", "the operator (of no family: PyTorch's general tensor tests)"
 
 
 # -- --module -----------------------------------------------------------------------------
@@ -624,7 +696,7 @@ def module_spec(
         context = {"kind": "module", "init": info["init"], "shape": str(tuple(info["shape"]))}
     return dtype_test(
         "module",
-        name or f"test_{thing}",
+        name or cpu_comparison_name(thing),
         chosen,
         chosen,
         imports,
@@ -1055,7 +1127,7 @@ def repro_spec(src: ReproSource, name: str | None = None, generic: bool = True) 
         dtypes={"cpu": [], "cuda": []},
         only=only,
         dynamo=dynamo,
-        area=area or thing,
+        area=area,
         area_reason=reason,
         thing=thing,
         notes=[*src.notes, *notes],
@@ -1227,7 +1299,7 @@ def _repro_area(meta: dict[str, Any]) -> tuple[str, str]:
         backends = meta.get("compile_backends") or []
         area = "inductor" if not backends or "inductor" in backends else "dynamo"
         return area, f"torch.compile with backend {', '.join(backends) or 'inductor'}"
-    return "", "no area label on the issue"
+    return "torch", "the issue (no area label: PyTorch's general tensor tests)"
 
 
 # -- files --------------------------------------------------------------------------------
@@ -1248,11 +1320,32 @@ class FilePlan:
         return "".join(difflib.unified_diff(before, after, origin, f"b/{self.display}"))
 
 
-def default_path(spec: MethodSpec, area: str | None) -> tuple[str, str]:
-    """Where a new file goes, and why."""
-    if area:
-        return area_path(area, spec.thing), "--area"
-    return area_path(spec.area, spec.thing), spec.area_reason
+def default_target(spec: MethodSpec, area: str | None) -> tuple[str, str | None, str]:
+    """Where the test goes without --path or --into: the file, the class it joins there (None:
+    the file's own), and why."""
+    path, cls = area_target(area or spec.area, spec.thing)
+    return path, cls, "--area" if area else spec.area_reason
+
+
+def plan_default(
+    build: Callable[[bool], MethodSpec], area: str | None, base: Path, root: Path | None
+) -> FilePlan:
+    """The test where PyTorch keeps such tests: inserted into that file's class when the fork has
+    the file (exactly as --into FILE::CLASS), else written as a new file there."""
+    spec = build(True)
+    rel, cls, reason = default_target(spec, area)
+    if not (base / rel).is_file():
+        return plan_new_file(spec, base / rel, rel, root, reason, cls)
+    plan = plan_into(build, base / rel, rel, None, root, prefer=cls)
+    into = f"{rel}::{plan.summary['class']}"
+    plan.summary.update(
+        placed_by=reason,
+        notes=[
+            *plan.summary["notes"],
+            f"added to the fork's {rel}, as --into {into} does; --path FILE writes a new file",
+        ],
+    )
+    return plan
 
 
 def _rel(path: Path, root: Path | None) -> str:
@@ -1301,11 +1394,16 @@ def _summary(spec: MethodSpec, plan_path: str, cls: str, generic: bool) -> dict[
 
 
 def plan_new_file(
-    spec: MethodSpec, path: Path, display: str, root: Path | None, placed: str
+    spec: MethodSpec,
+    path: Path,
+    display: str,
+    root: Path | None,
+    placed: str,
+    class_name: str | None = None,
 ) -> FilePlan:
     rel = _rel(path, root)
     owner = owner_label(rel, root)
-    cls = class_name_for(path)
+    cls = class_name or class_name_for(path)
     text = render(
         "test_file.py.j2",
         owner_json=json.dumps([owner.label]),
@@ -1322,12 +1420,6 @@ def plan_new_file(
         + (f" ({owner.glob})" if owner.origin == "labeler.yml" else ""),
         "placed_by": placed,
     }
-    canonical = CANONICAL_FILES.get(spec.area)
-    if root is not None and canonical and (root / canonical).is_file() and canonical != rel:
-        summary["notes"] = [
-            *summary["notes"],
-            f"most {spec.area} tests live in {canonical}: add there with --into {canonical}",
-        ]
     return FilePlan(path, display, None, text, summary)
 
 
@@ -1356,8 +1448,10 @@ def plan_into(
     display: str,
     class_name: str | None,
     root: Path | None,
+    prefer: str | None = None,
 ) -> FilePlan:
-    """Insert the test built by ``build(generic)`` into a class of an existing test file."""
+    """Insert the test built by ``build(generic)`` into a class of an existing test file: the
+    class named, else ``prefer`` when the file has it, else the file's one device-generic class."""
     if not path.exists():
         raise BadInput(
             f"{display} does not exist",
@@ -1398,7 +1492,11 @@ def plan_into(
                 f"class {class_name} not found in {display}", hint=f"classes: {', '.join(names)}"
             )
     else:
-        candidates = [c for c in classes if c.name in generic_names] or classes
+        candidates = (
+            [c for c in classes if c.name == prefer]
+            or [c for c in classes if c.name in generic_names]
+            or classes
+        )
         if len(candidates) > 1:
             raise BadInput(
                 f"{display} has several test classes: {', '.join(c.name for c in candidates)}",

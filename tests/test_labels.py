@@ -58,6 +58,7 @@ def test_owner_prefers_the_forks_labeler(tmp_path: Path) -> None:
     assert owner_label("test/nn/test_unfold.py", tmp_path).label == "module: nn"
     assert owner_label("test/test_linalg_extra.py", None).label == "module: linear algebra"
     assert owner_label("test/test_index_add.py", None).label == "module: tests"
+    assert owner_label("test/test_scatter_gather.py", None).label == "module: scatter & gather ops"
     assert owner_label("elsewhere/test_x.py", None).label == "module: unknown"
 
 

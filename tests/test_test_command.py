@@ -88,9 +88,34 @@ def in_parallel(calls: list[Callable[[], T]]) -> list[T]:
         return list(pool.map(lambda call: call(), calls))
 
 
+NN_FILE = """# Owner(s): ["module: nn"]
+import torch
+from torch.testing._internal.common_device_type import instantiate_device_type_tests
+from torch.testing._internal.common_utils import run_tests, TestCase
+
+
+class TestNN(TestCase):
+    def test_relu(self):
+        self.assertEqual(torch.nn.ReLU()(torch.tensor([-1.0])), torch.tensor([0.0]))
+
+
+class TestNNDeviceType(TestCase):
+    def test_unfold(self, device):  # a test of its own name: the generated one must not clash
+        x = torch.ones(1, 1, 2, 2, device=device)
+        self.assertEqual(torch.nn.Unfold(kernel_size=2)(x).shape, (1, 4, 1))
+
+
+instantiate_device_type_tests(TestNNDeviceType, globals())
+
+if __name__ == "__main__":
+    run_tests()
+"""
+
+
 def test_generated_files_run_green_with_python_and_pytest(fork: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    (fork / "test" / "test_nn.py").write_text(NN_FILE)  # as in PyTorch: tests join its classes
     repros = fork / "repros"
-    make_repro(repros, 102, WRONG_CODE, title="row_means is wrong")
+    make_repro(repros, 102, WRONG_CODE, title="row_means is wrong", labels=["module: nn"])
     make_repro(
         repros,
         103,
@@ -101,37 +126,65 @@ def test_generated_files_run_green_with_python_and_pytest(fork: Path, run_cli) -
     )
     make_repro(repros, 104, CUDA_COMPARE_CODE, title="erf differs on CUDA")
     make_repro(repros, 105, RANDOM_CRASH_CODE, CRASH_SIGNATURE, title="random rows crash")
-    commands = [
-        ["--op", "index_add"],
-        ["--module", "torch.nn.Unfold"],  # no ModuleInfo: kernel_size filled in
-        ["--module", "torch.nn.Linear"],  # has a ModuleInfo
-        ["--name", "empty index", "--area", "indexing"],
-        ["--from-repro", "repros/issue-102"],
-        ["--from-repro", "103"],
-        ["--from-repro", str(repros / "issue-104")],
-        ["--from-repro", "105"],  # seeded: the CPU run draws the same numbers
-    ]
-    made = in_parallel([partial(ck, run_cli, *args) for args in commands])
-    paths = [m["path"] for m in made]
-    assert paths == [
-        "test/test_index_add.py",
-        "test/nn/test_unfold.py",
-        "test/nn/test_linear.py",
-        "test/test_indexing.py",
-        "test/test_issue_102.py",
-        "test/dynamo/test_issue_103.py",
-        "test/test_issue_104.py",
-        "test/test_issue_105.py",
-    ]
-    assert made[0]["dtypes"]["cpu"][:2] == ["float32", "float64"]
-    assert "test_index_add_cpu_float32" in made[0]["variants"]["cpu"]
-    assert [m["owner"] for m in made[:3]] == ["module: tests", "module: nn", "module: nn"]
-    assert any(
-        "builds torch.nn.Unfold(kernel_size=2) (required arguments" in n for n in made[1]["notes"]
+    # Commands that write one file run in turn (a file is read, then written); files side by side.
+    groups = {
+        "test/test_torch.py": [
+            ["--op", "index_add"],  # no family: PyTorch's general tensor tests; created here
+            ["--from-repro", str(repros / "issue-104")],  # no area label; inserted
+            ["--from-repro", "105"],  # seeded: the CPU run draws the same numbers
+        ],
+        "test/test_nn.py": [
+            ["--module", "torch.nn.Unfold"],  # no ModuleInfo: kernel_size filled in
+            ["--module", "torch.nn.Linear"],  # has a ModuleInfo
+            ["--from-repro", "repros/issue-102"],  # labelled module: nn
+        ],
+        "test/test_scatter_gather.py": [["--op", "scatter_add"]],  # the op's family
+        "test/test_indexing.py": [["--name", "empty index", "--area", "indexing"]],
+        "test/dynamo/test_repros.py": [["--from-repro", "103"]],  # a compile issue, eager
+    }
+
+    def in_turn(commands: list[list[str]]) -> list[dict]:  # type: ignore[type-arg]
+        return [ck(run_cli, *args) for args in commands]
+
+    made_by_file = dict(
+        zip(groups, in_parallel([partial(in_turn, g) for g in groups.values()]), strict=True)
     )
-    assert "torch.nn.Unfold(kernel_size=2).to(device=device" in (fork / made[1]["path"]).read_text()
-    assert made[5]["owner"] == "module: dynamo" and made[5]["dynamo"]
-    assert made[6]["only"] == "cuda"
+    for rel, made_there in made_by_file.items():
+        assert [m["path"] for m in made_there] == [rel] * len(made_there)
+        assert [m["action"] for m in made_there][1:] == ["insert"] * (len(made_there) - 1)
+    made = [m for made_there in made_by_file.values() for m in made_there]
+    paths = list(groups)
+    torch_file, nn_file, scatter = (
+        made_by_file["test/test_torch.py"],
+        made_by_file["test/test_nn.py"],
+        made_by_file["test/test_scatter_gather.py"][0],
+    )
+    assert torch_file[0]["action"] == "create" and torch_file[0]["class"] == "TestTorchDeviceType"
+    assert torch_file[0]["dtypes"]["cpu"][:2] == ["float32", "float64"]
+    assert "test_index_add_matches_cpu_cpu_float32" in torch_file[0]["variants"]["cpu"]
+    assert (torch_file[0]["owner"], scatter["owner"]) == (
+        "module: tests",
+        "module: scatter & gather ops",
+    )
+    assert torch_file[1]["only"] == "cuda"
+    assert {(m["action"], m["class"], m["placed_by"]) for m in nn_file} == {
+        ("insert", "TestNNDeviceType", "the module's package"),
+        ("insert", "TestNNDeviceType", "the issue's label 'module: nn'"),
+    }
+    assert any("as --into test/test_nn.py::TestNNDeviceType does" in n for n in nn_file[0]["notes"])
+    assert any(
+        "builds torch.nn.Unfold(kernel_size=2) (required arguments" in n
+        for n in nn_file[0]["notes"]
+    )
+    nn_text = (fork / "test" / "test_nn.py").read_text()
+    assert "torch.nn.Unfold(kernel_size=2).to(device=device" in nn_text
+    assert inserted_lines(NN_FILE, nn_text)  # the file's own lines all survive, in order
+    dynamo = made_by_file["test/dynamo/test_repros.py"][0]
+    assert (dynamo["class"], dynamo["owner"], dynamo["dynamo"]) == (
+        "ReproTests",
+        "module: dynamo",
+        True,
+    )
     for rel in paths:
         assert check_test_source((fork / rel).read_text(), rel) == []
     lint = subprocess.run(
@@ -221,7 +274,7 @@ def test_into_a_large_file_changes_no_other_byte(fork: Path, run_cli) -> None:  
     )
     assert preview.returncode == 0, preview.stderr
     assert preview.stdout.startswith("--- a/test/test_large.py\n+++ b/test/test_large.py\n")
-    assert "+    def test_index_add(self, device, dtype):" in preview.stdout
+    assert "+    def test_index_add_matches_cpu(self, device, dtype):" in preview.stdout
     assert target.read_bytes() == original.encode()  # --dry-run wrote nothing
     shown = run_cli(
         "test", "--op", "index_add", "--into", "test/test_large.py::TestGroup7", "--stdout"
@@ -237,7 +290,7 @@ def test_into_a_large_file_changes_no_other_byte(fork: Path, run_cli) -> None:  
     after_op = target.read_bytes().decode()
     assert after_op.replace("\r\n", "\n") == shown.stdout  # (read back in text mode)
     added = inserted_lines(original, after_op)
-    assert "    def test_index_add(self, device, dtype):\n" in added
+    assert "    def test_index_add_matches_cpu(self, device, dtype):\n" in added
     # A non-generic class gets a test without `device`, skipped without CUDA only when needed.
     made = ck(run_cli, "--from-repro", "101", "--into", "test/test_large.py::TestPlain")
     assert made["device_generic"] is False
@@ -245,9 +298,9 @@ def test_into_a_large_file_changes_no_other_byte(fork: Path, run_cli) -> None:  
     assert target.stat().st_mode & 0o777 == 0o755
     inserted_lines(original, final)
     inserted_lines(after_op, final)
-    proc = run_file(target, "-k", "test_index_add", "-k", "test_issue_101", "-v")
+    proc = run_file(target, "-k", "test_index_add_matches_cpu", "-k", "test_issue_101", "-v")
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "test_index_add_cpu_float32 (__main__.TestGroup7CPU" in proc.stderr
+    assert "test_index_add_matches_cpu_cpu_float32 (__main__.TestGroup7CPU" in proc.stderr
     assert "test_issue_101_pick_rows_crashes_on_cuda (__main__.TestPlain" in proc.stderr
 
 
@@ -335,6 +388,13 @@ def test_existing_file_is_never_overwritten(fork: Path, run_cli) -> None:  # typ
     assert proc.returncode == 2
     assert (
         "test/test_nn.py already exists" in proc.stderr and "--into test/test_nn.py" in proc.stderr
+    )
+    assert (fork / "test" / "test_nn.py").read_text() == '# Owner(s): ["module: nn"]\n'
+    # Placed by default, a test joins the area's file when the fork has it; this one has no class.
+    placed = run_cli("test", "--name", "x", "--area", "nn")
+    assert placed.returncode == 2
+    assert (
+        "test/test_nn.py is not a Python test file: it defines no TestCase class" in placed.stderr
     )
     assert (fork / "test" / "test_nn.py").read_text() == '# Owner(s): ["module: nn"]\n'
     forced = run_cli("test", "--name", "x", "--area", "nn", "--path", "test/test_nn.py", "--force")

@@ -31,8 +31,8 @@ from tests.reprofixtures import (
 
 
 def new_file(spec: testgen.MethodSpec, tmp_path: Path) -> str:
-    rel, _ = testgen.default_path(spec, None)
-    plan = testgen.plan_new_file(spec, tmp_path / rel, rel, tmp_path, "test")
+    rel, cls, _ = testgen.default_target(spec, None)
+    plan = testgen.plan_new_file(spec, tmp_path / rel, rel, tmp_path, "test", cls)
     assert check_test_source(plan.after, rel) == []  # the hooks' rules, as the scaffold runs them
     return plan.after
 
@@ -52,8 +52,10 @@ def test_names_and_places() -> None:
         "inductor_torch_compile_gives_nan_with"
     )
     assert testgen.class_name_for(Path("test/nn/test_conv_transpose2d.py")) == "TestConvTranspose2d"
-    assert testgen.area_path("inductor", "issue_7") == "test/inductor/test_issue_7.py"
-    assert testgen.area_path("linalg", "linalg_svd") == "test/test_linalg.py"
+    assert testgen.area_target("inductor", "issue_7") == ("test/inductor/test_issue_7.py", None)
+    assert testgen.area_target("linalg", "svd") == ("test/test_linalg.py", "TestLinalg")
+    assert testgen.area_target("indexing", "x") == ("test/test_indexing.py", "TestIndexing")
+    assert testgen.area_target("special", "x") == ("test/test_special.py", None)
     assert testgen.check_init("3, kernel_size=(2, 2)") == "3, kernel_size=(2, 2)"
     with pytest.raises(BadInput, match="call arguments"):
         testgen.check_init("2); import os; (")
@@ -80,12 +82,7 @@ def test_crash_repro_becomes_a_device_generic_regression_test(tmp_path: Path) ->
     folder = make_repro(tmp_path / "repros", 101, CRASH_CODE, CRASH_SIGNATURE)
     spec = testgen.repro_spec(testgen.read_repro(folder))
     assert spec.name == "test_issue_101_pick_rows_crashes_on_cuda"
-    assert (spec.generic, spec.only, spec.area, spec.thing) == (
-        True,
-        None,
-        "issue_101",
-        "issue_101",
-    )
+    assert (spec.generic, spec.only, spec.area, spec.thing) == (True, None, "torch", "issue_101")
     text = new_file(spec, tmp_path)
     method = method_of(text, spec.name)
     assert [a.arg for a in method.args.args] == ["self", "device"]
@@ -208,8 +205,8 @@ def test_compile_repro_uses_dynamo_test_case_and_compares_eager(tmp_path: Path) 
     folder = make_repro(tmp_path / "repros", 103, COMPILE_CODE, sig, labels=["oncall: pt2"])
     spec = testgen.repro_spec(testgen.read_repro(folder))
     assert spec.dynamo and spec.area == "dynamo"  # backend="eager", no inductor label
-    rel, why = testgen.default_path(spec, None)
-    assert rel == "test/dynamo/test_issue_103.py" and "eager" in why
+    rel, cls, why = testgen.default_target(spec, None)
+    assert (rel, cls) == ("test/dynamo/test_repros.py", "ReproTests") and "eager" in why
     text = new_file(spec, tmp_path)
     assert "from torch._dynamo.test_case import run_tests, TestCase" in text
     assert '# Owner(s): ["module: dynamo"]' in text
@@ -227,11 +224,41 @@ def test_labels_place_the_test(tmp_path: Path) -> None:
         labels=["triaged", "module: inductor"],
     )
     spec = testgen.repro_spec(testgen.read_repro(folder))
-    assert testgen.default_path(spec, None) == (
+    assert testgen.default_target(spec, None) == (
         "test/inductor/test_issue_105.py",
+        None,
         "the issue's label 'module: inductor'",
     )
-    assert testgen.default_path(spec, "nn")[0] == "test/nn/test_issue_105.py"
+    assert testgen.default_target(spec, "nn")[:2] == ("test/test_nn.py", "TestNNDeviceType")
+    labels = {
+        ("module: nn", "module: scatter & gather ops"): "test/test_scatter_gather.py",
+        ("module: nn", "module: pooling"): "test/nn/test_pooling.py",
+        ("module: linear algebra",): "test/test_linalg.py",
+        ("module: sparse",): "test/test_sparse.py",
+        ("triaged",): "test/test_torch.py",  # no area label: the general tensor tests
+    }
+    for number, (issue_labels, expected) in enumerate(labels.items(), 120):
+        folder = make_repro(
+            tmp_path / "repros", number, CRASH_CODE, CRASH_SIGNATURE, labels=list(issue_labels)
+        )
+        spec = testgen.repro_spec(testgen.read_repro(folder))
+        assert testgen.default_target(spec, None)[0] == expected, issue_labels
+
+
+def test_operators_go_where_pytorch_keeps_their_tests() -> None:
+    areas = {
+        ("linalg.svd", "OpInfo"): "linalg",
+        ("nn.functional.relu", "UnaryUfuncInfo"): "nn",  # the namespace first
+        ("scatter_add", "OpInfo"): "scatter_gather",
+        ("sort", "OpInfo"): "sort_and_select",
+        ("abs", "UnaryUfuncInfo"): "unary_ufuncs",
+        ("sum", "ReductionOpInfo"): "reductions",
+        ("index_add", "OpInfo"): "torch",
+        ("index_add_", None): "torch",
+        ("mm", None): "linalg",
+    }
+    assert {key: testgen._op_area(*key)[0] for key in areas} == areas
+    assert all(area in testgen.HOME_FILES for area in areas.values())
 
 
 def test_bad_repro_folders(tmp_path: Path) -> None:

@@ -83,11 +83,12 @@ def test(
     """Write a PyTorch-style test: device-generic, dtype-parametrized, owned and runnable.
 
     Give one of --op, --module or --from-repro; or --name (with --area) for an empty skeleton.
-    The new file goes where PyTorch keeps such tests (test/test_<area>.py, test/<folder>/…),
-    unless --path says otherwise; --into adds the test to an existing file instead. The file has
-    the Owner(s) header, instantiate_device_type_tests and the run_tests() main block, and is
-    checked with the same rules as the contribkit-test-conventions hook. Existing files are
-    never overwritten without --force.
+    The test goes where PyTorch keeps such tests: into the area's file when the fork has it
+    (test/test_torch.py, test/test_nn.py, …; its device-generic class, as --into would), else
+    into a new file there. --path writes a new file elsewhere; --into picks the file and class.
+    A new file has the Owner(s) header, instantiate_device_type_tests and the run_tests() main
+    block; every result is checked with the same rules as the contribkit-test-conventions hook.
+    An insertion changes no other line, and an existing --path file is replaced only with --force.
 
     \b
     Examples:
@@ -151,36 +152,35 @@ def test(
     if into:
         file, cls = testgen.split_into(into)
         plan = testgen.plan_into(build, Path(file), file, cls, ws.root)
-    else:
-        spec = build(True)
-        if path:
-            target, display, placed = path, str(path), "--path"
-        else:
-            rel, placed = testgen.default_path(spec, area)
-            target, display = base / rel, rel
-        plan = testgen.plan_new_file(spec, target, display, ws.root, placed)
-        if target.exists() and not force and not (to_stdout or dry_run):
+    elif path:
+        plan = testgen.plan_new_file(build(True), path, str(path), ws.root, "--path")
+        if path.exists() and not force and not (to_stdout or dry_run):
             raise BadInput(
-                f"{display} already exists",
-                f"add the test to it with --into {display}, or write a new file with --path",
+                f"{path} already exists",
+                f"add the test to it with --into {path}, or pass --force to replace it",
             )
+    else:
+        plan = testgen.plan_default(build, area, base, ws.root)
+    inserting = plan.summary["action"] == "insert"
 
     if to_stdout:
         click.echo(plan.after, nl=False)
         for note in plan.summary["notes"]:
             warn(note)
         return 0
-    # --into edits an existing file by inserting lines: that needs no --force.
+    # An insertion (--into, or the area's existing file) only adds lines: it needs no --force.
     # A new test file is an ordinary source file; an edited one keeps its mode (an executable
     # test stays executable).
-    mode = stat.S_IMODE(plan.path.stat().st_mode) if into else 0o644
+    mode = stat.S_IMODE(plan.path.stat().st_mode) if inserting else 0o644
     actions = write_outputs(
-        [OutputFile(plan.path, plan.after, mode=mode)], force=bool(force or into), dry_run=dry_run
+        [OutputFile(plan.path, plan.after, mode=mode)],
+        force=force or inserting,
+        dry_run=dry_run,
     )
     summary = {
         **plan.summary,
         "dry_run": dry_run,
-        "file": "insert" if into else actions[str(plan.path)],
+        "file": "insert" if inserting else actions[str(plan.path)],
     }
     if as_json:
         print_json({**summary, **({"diff": plan.diff()} if dry_run else {})})
@@ -203,6 +203,7 @@ def _print_summary(summary: dict[str, Any], dry_run: bool) -> None:
         click.echo(f"  {device + ':':<9} {', '.join(names)}")
     if "owner" in summary:
         click.echo(f"  owner:    {summary['owner']} (from the {summary['owner_source']})")
+    if "placed_by" in summary:
         click.echo(f"  placed:   by {summary['placed_by']}")
     for added in summary.get("imports_added", []):
         click.echo(f"  import:   {added}")
