@@ -1232,7 +1232,7 @@ def draws_random(code: str) -> str:
         on_device = any(k.arg == "device" for k in node.keywords)
         if (
             last in _RANDOM_IN_PLACE
-            or "nn.init." in f"{callee}."
+            or "nn.init." in callee
             or (on_device and (last in _RANDOM_FACTORIES or last[:1].isupper()))
         ):
             return "device"
