@@ -11,7 +11,7 @@ import re
 import sys
 from dataclasses import dataclass
 
-from contribkit.codefacts import Edit, apply_edits, source_lines
+from contribkit.codefacts import Edit, apply_edits, dotted, source_lines
 
 _STDLIB = set(getattr(sys, "stdlib_module_names", ()))
 LINE_LIMIT = 100
@@ -222,17 +222,9 @@ def find_test_classes(tree: ast.Module) -> list[ast.ClassDef]:
         if isinstance(node, ast.ClassDef)
         and (
             node.name.startswith("Test")
-            or any(_CLASS_BASES.search(_dotted(base)) for base in node.bases)
+            or any(_CLASS_BASES.search(dotted(base)) for base in node.bases)
         )
     ]
-
-
-def _dotted(node: ast.AST) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return f"{_dotted(node.value)}.{node.attr}"
-    return ""
 
 
 def parse_file(source: str, path: str) -> ast.Module:

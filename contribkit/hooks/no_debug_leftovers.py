@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterator, Sequence
 from types import SimpleNamespace
 
+from contribkit.codefacts import dotted
 from contribkit.hooks._common import (
     Findings,
     HookContext,
@@ -94,18 +95,6 @@ def _nodes_on_lines(tree: ast.Module, lines: set[int]) -> Iterator[ast.AST]:
         stack.extend(ast.iter_child_nodes(node))
 
 
-def _dotted(node: ast.AST) -> str:
-    """``a.b.c`` for a Name/Attribute chain, "" otherwise."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return ""
-
-
 def _leading_text(node: ast.AST) -> str | None:
     """The literal text an argument starts with: a string, or an f-string's first part."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -117,7 +106,7 @@ def _leading_text(node: ast.AST) -> str | None:
 
 def _env_key(node: ast.AST) -> str | None:
     """``"X"`` for ``os.environ["X"]``, else None."""
-    if isinstance(node, ast.Subscript) and _dotted(node.value).endswith("environ"):
+    if isinstance(node, ast.Subscript) and dotted(node.value).endswith("environ"):
         key = node.slice
         if isinstance(key, ast.Constant) and isinstance(key.value, str):
             return key.value
@@ -126,7 +115,7 @@ def _env_key(node: ast.AST) -> str | None:
 
 def _env_keys_set_by_call(call: ast.Call) -> Iterator[str]:
     """Keys set by ``os.environ.setdefault/update(...)`` and ``os.putenv(...)``."""
-    name = _dotted(call.func)
+    name = dotted(call.func)
     if name.endswith(("environ.setdefault", "putenv")) and call.args:
         first = call.args[0]
         if isinstance(first, ast.Constant) and isinstance(first.value, str):
@@ -166,7 +155,7 @@ def find_leftovers(
     found: list[tuple[ast.AST, str, str]] = []
     for node in _nodes_on_lines(tree, lines):
         if isinstance(node, ast.Call):
-            name = _dotted(node.func)
+            name = dotted(node.func)
             if name == "breakpoint":
                 found.append((node, "CK301", "breakpoint() call"))
             elif name == "set_trace" or name.endswith(".set_trace"):
@@ -192,10 +181,10 @@ def find_leftovers(
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             value = node.value
             for target in targets:
-                dotted = _dotted(target)
-                switch = next((w for s, w in DEBUG_CONFIGS.items() if dotted.endswith(s)), None)
+                name = dotted(target)
+                switch = next((w for s, w in DEBUG_CONFIGS.items() if name.endswith(s)), None)
                 if switch and isinstance(value, ast.Constant) and value.value is True:
-                    found.append((node, "CK305", f"{dotted} = True ({switch})"))
+                    found.append((node, "CK305", f"{name} = True ({switch})"))
                 env_key = _env_key(target)
                 if library_code and env_key in DEBUG_ENV_VARS:
                     found.append((node, "CK306", f'os.environ["{env_key}"] set in library code'))
