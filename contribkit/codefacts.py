@@ -12,6 +12,8 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from contribkit.astnames import dotted
+
 DEVICE_NAME = "DEVICE"
 _CUDA_LITERAL = re.compile(r"^cuda(:\d+)?$")
 # torch.cuda functions that are harmless without a GPU; any other torch.cuda.* use needs CUDA.
@@ -102,15 +104,6 @@ class CodeFacts:
     @property
     def imports_numpy(self) -> bool:
         return "numpy" in self.third_party
-
-
-def dotted(node: ast.AST) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = dotted(node.value)
-        return f"{base}.{node.attr}" if base else ""
-    return ""
 
 
 def import_aliases(tree: ast.AST) -> dict[str, str]:

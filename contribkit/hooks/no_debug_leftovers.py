@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterator, Sequence
 from types import SimpleNamespace
 
-from contribkit.codefacts import dotted
+from contribkit.astnames import dotted
 from contribkit.hooks._common import (
     Findings,
     HookContext,
