@@ -3,7 +3,7 @@
 1. The commit-msg hook run standalone (its console script, in a git repository) against
    conventional-pre-commit's console script on the same message.
    Target (issue 8): median <= 0.5x conventional-pre-commit. Without conventional-pre-commit
-   installed (``pip install conventional-pre-commit``) that baseline is skipped, with a note.
+   installed (``pip install -e ".[bench]"``) that baseline is skipped, with a note.
 2. The pre-commit-stage hooks over 2,000 generated Python files (400 of them PyTorch-style test
    files, and one library file in ten mentioning a debugger in a comment), each hook given every
    file the way pre-commit would, one after the other.
