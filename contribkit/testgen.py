@@ -989,24 +989,32 @@ def _call_name(node: ast.Call) -> str:
     return func.id if isinstance(func, ast.Name) else ""
 
 
-def drop_value_prints(code: str) -> str:
-    """Drop top-level ``print(...)`` of values and comparisons: the test asserts instead."""
+def _drop_statements(code: str, drop: Callable[[ast.stmt], bool]) -> str:
+    """``code`` without its top-level statements that ``drop`` picks and that own their lines."""
     tree = ast.parse(code)
     spans = [
-        _line_span(node)
-        for node in tree.body
-        if isinstance(node, ast.Expr)
+        _line_span(node) for node in tree.body if drop(node) and _alone_on_lines(node, tree.body)
+    ]
+    return _delete_lines(code, spans)
+
+
+def _is_value_print(node: ast.stmt) -> bool:
+    return (
+        isinstance(node, ast.Expr)
         and isinstance(node.value, ast.Call)
         and _call_name(node.value) == "print"
-        and _alone_on_lines(node, tree.body)
         and all(
             _call_name(call) in _VALUE_CALLS
             for arg in [*node.value.args, *(kw.value for kw in node.value.keywords)]
             for call in ast.walk(arg)
             if isinstance(call, ast.Call)
         )
-    ]
-    return _delete_lines(code, spans)
+    )
+
+
+def drop_value_prints(code: str) -> str:
+    """Drop top-level ``print(...)`` of values and comparisons: the test asserts instead."""
+    return _drop_statements(code, _is_value_print)
 
 
 def eager_compiled_pairs(code: str) -> list[tuple[str, str]]:
@@ -1168,20 +1176,19 @@ def _crash_check(
     return code, context, [], "; its result on `device` must match CPU's"
 
 
-def drop_no_ops(code: str) -> str:
-    """Drop top-level ``x = x`` lines (``device = DEVICE`` once ``DEVICE`` is ``device``)."""
-    tree = ast.parse(code)
-    spans = [
-        _line_span(node)
-        for node in tree.body
-        if isinstance(node, ast.Assign)
+def _is_self_assignment(node: ast.stmt) -> bool:
+    return (
+        isinstance(node, ast.Assign)
         and len(node.targets) == 1
         and isinstance(node.targets[0], ast.Name)
         and isinstance(node.value, ast.Name)
         and node.targets[0].id == node.value.id
-        and _alone_on_lines(node, tree.body)
-    ]
-    return _delete_lines(code, spans)
+    )
+
+
+def drop_no_ops(code: str) -> str:
+    """Drop top-level ``x = x`` lines (``device = DEVICE`` once ``DEVICE`` is ``device``)."""
+    return _drop_statements(code, _is_self_assignment)
 
 
 def take_result(code: str) -> tuple[str, str | None]:
