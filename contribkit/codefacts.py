@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from contribkit.astnames import dotted
+from contribkit.astnames import dotted, source_lines
 
 DEVICE_NAME = "DEVICE"
 _CUDA_LITERAL = re.compile(r"^cuda(:\d+)?$")
@@ -422,22 +422,6 @@ def analyse(code: str) -> CodeFacts:
     visitor.visit(tree)
     facts.comparison = _find_comparison(tree, visitor.compiled, aliases)
     return facts
-
-
-_LINE_END = re.compile(r"\r\n|\r|\n")
-
-
-def source_lines(text: str) -> list[str]:
-    """``text``'s lines with their endings, split as Python's tokenizer does: on ``\\n``,
-    ``\\r\\n`` and ``\\r`` only (``str.splitlines`` also splits on form feeds, U+2028 and
-    others, which would shift ``ast`` line numbers)."""
-    lines, start = [], 0
-    for match in _LINE_END.finditer(text):
-        lines.append(text[start : match.end()])
-        start = match.end()
-    if start < len(text):
-        lines.append(text[start:])
-    return lines
 
 
 def apply_edits(code: str, edits: list[Edit]) -> str:

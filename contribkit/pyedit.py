@@ -11,8 +11,8 @@ import re
 import sys
 from dataclasses import dataclass
 
-from contribkit.astnames import dotted
-from contribkit.codefacts import Edit, apply_edits, source_lines
+from contribkit.astnames import dotted, source_lines
+from contribkit.codefacts import Edit, apply_edits
 
 _STDLIB = set(getattr(sys, "stdlib_module_names", ()))
 LINE_LIMIT = 100

@@ -21,7 +21,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contribkit.codefacts import Edit, analyse, apply_edits, source_lines
+from contribkit.astnames import source_lines
+from contribkit.codefacts import (
+    Edit,
+    analyse,
+    apply_edits,
+    import_aliases,
+    qualified,
+)
 from contribkit.config import Settings
 from contribkit.errors import BadInput
 from contribkit.labels import owner_label
@@ -1017,6 +1024,22 @@ def drop_value_prints(code: str) -> str:
     return _drop_statements(code, _is_value_print)
 
 
+def quiet_value_prints(code: str) -> str:
+    """Turn top-level ``print(a, b)`` of values into ``str(a), str(b)``: no output, but the
+    values are still formatted, which is where a crash issue's error is often raised."""
+    tree = ast.parse(code)
+    edits = []
+    for node in tree.body:
+        if not (_is_value_print(node) and _alone_on_lines(node, tree.body)):
+            continue
+        assert isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+        args = [ast.get_source_segment(code, a) or ast.unparse(a) for a in node.value.args]
+        after = ", ".join(f"str({a})" for a in args) if args else "pass"
+        end = (node.end_lineno or node.lineno, node.end_col_offset or 0)
+        edits.append(Edit(node.lineno, node.col_offset, *end, "", after))
+    return apply_edits(code, edits)
+
+
 def eager_compiled_pairs(code: str) -> list[tuple[str, str]]:
     """``out = opt(args)`` where ``opt = torch.compile(fn)``: compare ``out`` with ``fn(args)``."""
     tree = ast.parse(code)
@@ -1085,18 +1108,19 @@ def repro_spec(src: ReproSource, name: str | None = None, generic: bool = True) 
     code, hoisted, uses_device, notes = _test_code(src, dynamo, requires_cuda)
     signature = meta.get("signature_parts") if src.check is None else None
     check = indent_block(rename(src.check, "DEVICE", "device"), "    ") if src.check else None
-    code = drop_value_prints(drop_no_ops(code))
+    code = drop_no_ops(code)
     decorators, only, preamble, device_imports = _device_setup(generic, requires_cuda, uses_device)
     if only == "cpu" and not uses_device:
         notes.append("the code does not use a device: the test runs on CPU only")
     result_check: dict[str, Any] = {}
     if signature:
         code, result_check, check_imports, what = _crash_check(
-            code, dynamo, generic and only is None
+            code, dynamo, generic and only is None, hoisted
         )
         device_imports = [*device_imports, *check_imports]
         checks = f"Fails while the code raises the issue's {signature['exc_type']}{what}."
     else:
+        code = drop_value_prints(code)
         comparison = meta.get("comparison") or {}
         checks = "Fails while the repro's check fails"
         if comparison.get("actual") and comparison.get("expected"):
@@ -1143,7 +1167,7 @@ def repro_spec(src: ReproSource, name: str | None = None, generic: bool = True) 
 
 
 def _crash_check(
-    code: str, dynamo: bool, device_generic: bool
+    code: str, dynamo: bool, device_generic: bool, hoisted: list[ImportSpec]
 ) -> tuple[str, dict[str, Any], list[ImportSpec], str]:
     """How a crash test checks the code's result once it runs: eager against compiled where the
     code compiles a function; else, for code on a generic `device`, the result against the same
@@ -1152,6 +1176,7 @@ def _crash_check(
     docstring's words for the check."""
     pairs = eager_compiled_pairs(code) if dynamo else []
     code, result = take_result(code)
+    code = quiet_value_prints(code)
     context: dict[str, Any] = {
         "eager_vs_compiled": pairs,
         "result": result or "",
@@ -1163,7 +1188,8 @@ def _crash_check(
     if not device_generic:
         what = f"; its result `{result}` must hold no inf or nan"
         return code, context, [ImportSpec("torch.utils._pytree", "tree_leaves")], what
-    randomness = draws_random(code)
+    imported = {i.bound: f"{i.module}.{i.name}" if i.name else i.module for i in hoisted}
+    randomness = draws_random(code, imported)
     if randomness == "device":
         context["reference"] = "metadata"
         return (
@@ -1193,7 +1219,8 @@ def drop_no_ops(code: str) -> str:
 
 def take_result(code: str) -> tuple[str, str | None]:
     """The name that holds the code's result: the one name its last statement assigns; or its
-    last expression, or the one value its last ``print`` shows, assigned to a new name."""
+    last expression, or the one value its last ``print`` shows, assigned to a new name (the
+    ``print`` stays, of that name: printing may be what raises)."""
     tree = ast.parse(code)
     last = tree.body[-1] if tree.body else None
     if isinstance(last, ast.Assign) and len(last.targets) == 1:
@@ -1204,46 +1231,52 @@ def take_result(code: str) -> tuple[str, str | None]:
     if not isinstance(last, ast.Expr) or not _alone_on_lines(last, tree.body):
         return code, None
     value = last.value
-    if (
+    printed = (
         isinstance(value, ast.Call)
         and _call_name(value) == "print"
         and len(value.args) == 1
         and not value.keywords
         and not isinstance(value.args[0], ast.Starred)
-    ):
+    )
+    if printed:
+        assert isinstance(value, ast.Call)
         value = value.args[0]
     if isinstance(value, (ast.Constant, ast.JoinedStr, ast.Await, ast.Yield, ast.YieldFrom)) or (
         isinstance(value, ast.Call) and _call_name(value) in _NO_RESULT_CALLS
     ):
         return code, None
-    if isinstance(value, ast.Name):  # a bare name (or print of one) is a no-op line: dropped
-        return _delete_lines(code, [_line_span(last)]), value.id
+    if isinstance(value, ast.Name):  # a bare name is a no-op line: dropped (a print stays)
+        return (code if printed else _delete_lines(code, [_line_span(last)])), value.id
     taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     name = next(n for n in ("result", *(f"result{i}" for i in range(2, 1000))) if n not in taken)
     segment = ast.get_source_segment(code, value) or ast.unparse(value)
     end = (last.end_lineno or last.lineno, last.end_col_offset or 0)
-    edit = Edit(last.lineno, last.col_offset, *end, "", f"{name} = {segment}")
+    after = f"{name} = {segment}" + (f"\nprint({name})" if printed else "")
+    edit = Edit(last.lineno, last.col_offset, *end, "", after)
     return apply_edits(code, [edit]), name
 
 
-def draws_random(code: str) -> str:
+def draws_random(code: str, imported: dict[str, str] | None = None) -> str:
     """``"device"`` when the code draws random numbers where its tensors live, ``"cpu"`` when
     it draws them on the CPU only (random factories without ``device=``, nn modules'
-    initialisation), else ``""``."""
+    initialisation), else ``""``. ``imported``: the aliases of imports taken out of ``code``."""
     found = ""
-    for node in ast.walk(ast.parse(code)):
+    tree = ast.parse(code)
+    aliases = {**(imported or {}), **import_aliases(tree)}
+    for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
-        callee = ast.unparse(node.func)
+        callee = qualified(node.func, aliases) or ast.unparse(node.func)
         last = callee.rsplit(".", 1)[-1]
         on_device = any(k.arg == "device" for k in node.keywords)
+        nn_module = callee.startswith(("torch.nn.", "nn.")) and last[:1].isupper()
         if (
             last in _RANDOM_IN_PLACE
-            or "nn.init." in callee
+            or callee.startswith(("torch.nn.init.", "nn.init."))
             or (on_device and (last in _RANDOM_FACTORIES or last[:1].isupper()))
         ):
             return "device"
-        if last in _RANDOM_FACTORIES or ("nn." in callee and last[:1].isupper()):
+        if last in _RANDOM_FACTORIES or nn_module:
             found = "cpu"
     return found
 

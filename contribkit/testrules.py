@@ -19,7 +19,7 @@ import json
 import re
 from collections.abc import Iterator
 
-from contribkit.codefacts import source_lines
+from contribkit.astnames import source_lines
 from contribkit.rules import RULES, Violation
 
 OWNER_PREFIX = "# Owner(s):"

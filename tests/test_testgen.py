@@ -149,9 +149,13 @@ def test_crash_tests_check_the_result_without_no_op_lines(tmp_path: Path) -> Non
         ("x = f()\n", ("x = f()\n", "x")),
         ("x: T = f()\n", ("x: T = f()\n", "x")),
         ("x = f()\nx\n", ("x = f()\n", "x")),
-        ("y = g()\nprint(f(y))\n", ("y = g()\nresult = f(y)\n", "result")),
+        ("y = g()\nprint(f(y))\n", ("y = g()\nresult = f(y)\nprint(result)\n", "result")),
+        ("y = g()\nprint(y)\n", ("y = g()\nprint(y)\n", "y")),
         ("result = 1\nf(result)\n", ("result = 1\nresult2 = f(result)\n", "result2")),
-        ("print(f(\n    1,\n))  # done\n", ("result = f(\n    1,\n)  # done\n", "result")),
+        (
+            "print(f(\n    1,\n))  # done\n",
+            ("result = f(\n    1,\n)\nprint(result)  # done\n", "result"),
+        ),
         ("loss.backward()\n", ("loss.backward()\n", None)),
         ("print(x, y)\n", ("print(x, y)\n", None)),
         ("a, b = f()\n", ("a, b = f()\n", None)),
@@ -164,6 +168,14 @@ def test_the_result_of_the_code(code: str, expected: tuple[str, str | None]) -> 
     assert testgen.take_result(code) == expected
 
 
+def test_crash_code_keeps_formatting_its_values_quietly() -> None:
+    """A crash may be raised while a value is printed (its repr): the print becomes str()."""
+    code = "x = torch.ones(2).to_sparse()\nprint(x)\nprint(x, x.sum(), sep='|')\nprint('done')\n"
+    assert testgen.quiet_value_prints(code) == (
+        "x = torch.ones(2).to_sparse()\nstr(x)\nstr(x), str(x.sum())\nstr('done')\n"
+    )
+
+
 def test_no_ops_and_random_numbers() -> None:
     assert testgen.drop_no_ops("device = device\nx = 1\ny = y; z = 2\n") == "x = 1\ny = y; z = 2\n"
     draws = {
@@ -173,10 +185,14 @@ def test_no_ops_and_random_numbers() -> None:
         "x = torch.randn(2, device=device)": "device",
         "m = torch.nn.Linear(2, 3, device=device)": "device",
         "x.normal_()": "device",
+        "from torch.nn import Linear\nm = Linear(3, 4).to(device)": "cpu",
+        "import torch.nn as tnn\ntnn.init.normal_(w)": "device",
         "y = torch.nn.functional.dropout(x)": "device",
         "torch.nn.init.kaiming_uniform_(w)": "device",
     }
     assert {code: testgen.draws_random(code) for code in draws} == draws
+    # imports already taken out of the code for the file's import block
+    assert testgen.draws_random("m = Linear(3, 4)", {"Linear": "torch.nn.Linear"}) == "cpu"
 
 
 def test_wrong_result_repro_uses_the_repros_check(tmp_path: Path) -> None:
