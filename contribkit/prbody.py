@@ -31,6 +31,7 @@ from contribkit.gitfacts import BranchFacts, Commit
 from contribkit.hooks.commit_msg import skip_kind, split_trailers, title_parts
 from contribkit.labels import LabelSuggestion, suggest_labels
 from contribkit.prcheck import (
+    CLOSING_WORDS,
     CheckContext,
     ai_trailers,
     check_title,
@@ -68,7 +69,7 @@ PYTORCH_CHECKLIST = (
 MAX_K_NAMES = 6  # more new tests than this: name the file, not each test
 
 _CHECKLIST_RE = re.compile(r"^\s*[-*+]\s+\[[ xX]\]\s+\S")
-_TEMPLATE_FIXES_RE = re.compile(r"^\s*(fix(?:e[sd])?|close[sd]?|resolve[sd]?)\b", re.IGNORECASE)
+_TEMPLATE_FIXES_RE = re.compile(rf"^\s*({CLOSING_WORDS})\b", re.IGNORECASE)
 _HEADING_RE = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
 _AI_HEADING_RE = re.compile(r"\bagent details\b|\bai\b", re.IGNORECASE)
 _CC_RE = re.compile(r"^[ \t]*cc:?((?:[ \t,]+@[\w.-]+(?:/[\w.-]+)?)+)[ \t]*$", re.IGNORECASE | re.M)
@@ -366,7 +367,7 @@ def _is_test(path: str) -> bool:
 _ISSUE_LINK = r"(?:[\w.-]+/[\w.-]+#\d+|#\d+|https?://\S+?/(?:issues|pull)/\d+)"
 # A line that only points at issues: "Fixes #1", "Closes #2 and #3", "Refs: o/r#4", "See #5.".
 _REFERENCE_LINE = re.compile(
-    r"^\s*(?:(?P<closing>fix(?:e[sd])?|close[sd]?|resolve[sd]?)|refs?|references?|see(?: also)?"
+    rf"^\s*(?:(?P<closing>{CLOSING_WORDS})|refs?|references?|see(?: also)?"
     r"|related(?: to)?|part of|xref|follow[- ]up (?:to|of))?:?\s*"
     rf"{_ISSUE_LINK}(?:\s*(?:,|and)\s*{_ISSUE_LINK})*\s*\.?\s*$",
     re.IGNORECASE,
@@ -421,11 +422,7 @@ def commit_text(commits: Sequence[Commit], issue: int | None) -> CommitText:
     for commit in reversed(commits):
         text, trailers = split_trailers(commit.body)
         for key, value in trailers:  # "Solution: …" or "Test Plan: …" as the last paragraph
-            name = key.lower()
-            if name in _LABEL_KEYS:
-                getattr(out, _LABEL_KEYS[name]).append(_sentence(value))
-            elif name in ("test-plan", "test plan") and value:
-                out.test_plan.append(value)
+            _file_section(out, f"{key}: {value}")
         kept = []
         for line in text.splitlines():
             ref = _REFERENCE_LINE.match(line)
@@ -439,21 +436,29 @@ def commit_text(commits: Sequence[Commit], issue: int | None) -> CommitText:
                     out.references.append(reference)
         for paragraph in re.split(r"\n\s*\n", "\n".join(kept)):
             para = paragraph.strip()
-            label = _SECTION_LABEL_RE.match(para)
-            if label is None:
-                para, had_list = _without_lists(para)
-                if had_list and commit.sha[:7] not in out.bullet_lists:
-                    out.bullet_lists.append(commit.sha[:7])
-                if para:
-                    out.summary.append(para)
+            if _file_section(out, para):
                 continue
-            key = label.group(1).lower()
-            rest = para[label.end() :].strip()
-            if key in _LABEL_KEYS:
-                getattr(out, _LABEL_KEYS[key]).append(_sentence(rest))
-            elif rest:
-                out.test_plan.append(rest)
+            para, had_list = _without_lists(para)
+            if had_list and commit.sha[:7] not in out.bullet_lists:
+                out.bullet_lists.append(commit.sha[:7])
+            if para:
+                out.summary.append(para)
     return out
+
+
+def _file_section(out: CommitText, text: str) -> bool:
+    """File ``Root cause: …``, ``Solution: …`` or ``Test Plan: …`` text (a paragraph or a
+    trailer) under its section; False when ``text`` has no such label."""
+    label = _SECTION_LABEL_RE.match(text)
+    if label is None:
+        return False
+    key = label.group(1).lower()
+    rest = text[label.end() :].strip()
+    if key in _LABEL_KEYS:
+        getattr(out, _LABEL_KEYS[key]).append(_sentence(rest))
+    elif rest:
+        out.test_plan.append(rest)
+    return True
 
 
 # -- the title ----------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from contribkit.hooks.commit_msg import check_message
+from contribkit.hooks.commit_msg import AI_TRAILER_KEYS, check_message
 from contribkit.rules import RULES, Violation
 
 if TYPE_CHECKING:
@@ -23,8 +23,10 @@ if TYPE_CHECKING:
 PLACEHOLDER_RE = re.compile(r"<!--\s*contribkit:\s*(.*?)\s*-->", re.DOTALL)
 # PyTorch's own template placeholder ("Fixes #ISSUE_NUMBER"), left when a template is pasted.
 TEMPLATE_PLACEHOLDER_RE = re.compile(r"\bISSUE_NUMBER\b")
+# GitHub's closing keywords (fix, fixes, fixed, close, …), shared with the PR body's writer.
+CLOSING_WORDS = r"fix(?:e[sd])?|close[sd]?|resolve[sd]?"
 FIXES_RE = re.compile(
-    r"\b(?:fix(?:e[sd])?|close[sd]?|resolve[sd]?)\b:?\s+"
+    rf"\b(?:{CLOSING_WORDS})\b:?\s+"
     r"(?:[\w.-]+/[\w.-]+#|https?://\S+?/issues/|#)(\d+)\b",
     re.IGNORECASE,
 )
@@ -40,7 +42,6 @@ _AI_HEADING = re.compile(
 # A test named the way PyTorch's target determination matches it: a file or a test function.
 _TEST_NAME_RE = re.compile(r"\btest/[\w./-]+|\btest_\w+|\b\w+_test\.py\b")
 
-AI_TRAILER_KEYS = frozenset({"assisted-by", "generated-by", "ai-assisted-by"})
 _AI_NAMES = re.compile(
     r"\b(?:claude|anthropic|copilot|chatgpt|openai|gpt-?\d\w*|codex|cursor|gemini|devin|aider"
     r"|codeium|windsurf|tabnine|codewhisperer|amazon q)\b",

@@ -624,6 +624,11 @@ def test_commit_text_is_split_into_sections() -> None:
     assert text.references == ["Closes #8"]  # it goes by the Fixes line; "Fixes #7" is that line
     assert text.root_cause == ["Clamp."] and text.solution == ["where()."]  # code stays as is
     assert text.test_plan == ["python test/test_nn.py -k relu", "pytest test/test_x.py"]
+    # Every label a paragraph may carry is also read as a trailer.
+    trailer = commit("Fix relu", "Why.\n\nTesting: python test/test_nn.py -k relu\nCause: clamp.")
+    text = commit_text([trailer], issue=None)
+    assert text.summary == ["Why."] and text.root_cause == ["Clamp."]
+    assert text.test_plan == ["python test/test_nn.py -k relu"]
 
 
 @pytest.mark.parametrize(

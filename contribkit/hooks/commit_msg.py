@@ -61,11 +61,13 @@ TRAILER_LINE = re.compile(
     r"^((?i:test plan|pull request resolved|differential revision|approved by)"
     r"|[A-Za-z0-9][A-Za-z0-9-]*)[ \t]*:(?!//)[ \t]*(.*?)\s*$"
 )
+# Trailer keys that say AI helped (a Co-authored-by names an AI by its value instead).
+AI_TRAILER_KEYS = frozenset({"assisted-by", "generated-by", "ai-assisted-by"})
 # Keys that make a last paragraph of mixed lines a trailer block: those git and PyTorch's tools
 # write, and the AI ones.
-KNOWN_TRAILERS = frozenset(
+KNOWN_TRAILERS = AI_TRAILER_KEYS | frozenset(
     {
-        "signed-off-by", "co-authored-by", "assisted-by", "generated-by", "ai-assisted-by",
+        "signed-off-by", "co-authored-by",
         "reviewed-by", "acked-by", "tested-by", "reported-by", "suggested-by", "helped-by",
         "test-plan", "test plan", "ghstack-source-id", "pull request resolved",
         "differential revision", "approved by",
