@@ -171,22 +171,28 @@ def _main(args: list[str]) -> int:
     except BrokenPipeError:  # `contribkit … | head`: the reader left; nothing to report
         sys.stderr.close()
         return int(ExitCode.FAILED)
-    except OSError as exc:  # a path the user gave cannot be read or written
-        _print_traceback()
-        where = f": {exc.filename}" if exc.filename else ""
+    except OSError as exc:
+        if not exc.filename:  # not about a path: disk full, too many files, a bug…
+            return _internal_error(exc)
+        _print_traceback()  # a path the user gave cannot be read or written
         print_error(
-            f"{exc.strerror or type(exc).__name__}{where}",
+            f"{exc.strerror or type(exc).__name__}: {exc.filename}",
             "check that the path exists and that you may read or write it",
         )
         return int(ExitCode.USAGE)
-    except Exception as exc:  # an unexpected failure: still one line unless -v
-        _print_traceback()
-        print_error(
-            f"internal error: {type(exc).__name__}: {exc}",
-            "rerun with -v for a traceback, and please report it",
-        )
-        return int(ExitCode.FAILED)
+    except Exception as exc:
+        return _internal_error(exc)
     return int(rv) if isinstance(rv, int) else 0
+
+
+def _internal_error(exc: Exception) -> int:
+    """An unexpected failure: still one line unless -v."""
+    _print_traceback()
+    print_error(
+        f"internal error: {type(exc).__name__}: {exc}",
+        "rerun with -v for a traceback, and please report it",
+    )
+    return int(ExitCode.FAILED)
 
 
 def _print_traceback() -> None:

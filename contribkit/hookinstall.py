@@ -303,7 +303,7 @@ def plan_install(root: Path, *, lintrunner: bool, force: bool, repros_dir: str) 
     )
 
 
-def plan_uninstall(root: Path, *, repros_dir: str) -> Plan:
+def plan_uninstall(root: Path) -> Plan:
     path = contribkit_config_path(root)
     changes = []
     for state in hook_states(root):

@@ -168,8 +168,8 @@ def cached_probe(
     """
     from contribkit.workspace import resolve_python
 
-    resolve_python(python)  # an executable file, or BadInput
-    key = json.dumps([os.path.abspath(python), {k: os.environ.get(k) for k in PROBE_ENV_KEYS}])
+    python = resolve_python(python)  # an executable file's absolute path, or BadInput
+    key = json.dumps([python, {k: os.environ.get(k) for k in PROBE_ENV_KEYS}])
     if cache is not None and not refresh:
         doc = cache.get(key)
         if doc and isinstance(doc.get("info"), dict) and still_valid(doc, python):

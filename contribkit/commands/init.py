@@ -144,10 +144,10 @@ def init(uninstall: bool, lintrunner: bool, force: bool, dry_run: bool, as_json:
 
     ws = Workspace.load()
     root = ws.require_root()
-    repros_dir = str(ws.settings.get("repros_dir"))
     if uninstall:
-        plan = plan_uninstall(root, repros_dir=repros_dir)
+        plan = plan_uninstall(root)
     else:
+        repros_dir = str(ws.settings.get("repros_dir"))
         plan = plan_install(root, lintrunner=lintrunner, force=force, repros_dir=repros_dir)
     if not dry_run:
         apply(plan)
