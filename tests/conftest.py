@@ -37,6 +37,15 @@ def git(*args: str, cwd: Path) -> str:
     ).stdout.strip()
 
 
+def commit_files(repo: Path, files: dict[str, str], message: str) -> None:
+    """Write ``files`` (path -> text) in ``repo`` and commit them all."""
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    git("add", "-A", cwd=repo)
+    git("commit", "-q", "-m", message, cwd=repo)
+
+
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """No test reads the developer's tokens, config, cache or gh login.

@@ -15,7 +15,7 @@ from contribkit.config import read_toml
 from contribkit.hookinstall import render_config, render_snippet
 from contribkit.hooks import HOOK_MODULES
 from contribkit.rules import RULES
-from tests.conftest import git
+from tests.conftest import commit_files, git
 
 ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
@@ -57,7 +57,7 @@ def script(hook_id: str) -> str:
     return str(Path(sys.executable).parent / hook_id)
 
 
-def test_manifest_validates_with_pre_commit() -> None:
+def test_manifest_validates_with_precommit_files() -> None:
     proc = subprocess.run(
         [
             sys.executable,
@@ -147,14 +147,6 @@ print("SLOW=" + ",".join(sorted(modules & set({slow!r}))), file=sys.stderr)
 FAKE_LINTRUNNER = "#!/bin/sh\necho 'Error (FLAKE8) torch/bad.py:1: BAD'\nexit 1\n"
 
 
-def _commit(repo: Path, files: dict[str, str], message: str) -> None:
-    for rel, text in files.items():
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(text)
-    git("add", "-A", cwd=repo)
-    git("commit", "-q", "-m", message, cwd=repo)
-
-
 def real_inputs(hook_id: str, repo: Path, tmp_path: Path) -> tuple[list[str], dict[str, str], str]:
     """Inputs on which a hook's check() goes all the way, and a rule id it must then report:
     ``(argv, extra environment, rule id)``."""
@@ -184,11 +176,11 @@ def real_inputs(hook_id: str, repo: Path, tmp_path: Path) -> tuple[list[str], di
         )
         return ["test/test_relu.py"], {}, "CK501"
     if hook_id == "contribkit-tests-required":
-        _commit(repo, {"torch/nn/functional.py": "def relu(x):\n    return x\n\n"}, "Fix relu")
+        commit_files(repo, {"torch/nn/functional.py": "def relu(x):\n    return x\n\n"}, "Fix relu")
         return ["--from-ref", "main"], {}, "CK601"
     if hook_id == "contribkit-pr-scope":
         many = {f"{top}/x.py": "x = 1\n" for top in ("torch", "aten", "c10", "docs", "tools")}
-        _commit(repo, many, "Touch everything")
+        commit_files(repo, many, "Touch everything")
         return ["--from-ref", "main"], {}, "CK701"
     assert hook_id == "contribkit-lintrunner"
     (repo / ".lintrunner.toml").write_text("[[linter]]\ncode = 'FLAKE8'\n")

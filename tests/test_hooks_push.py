@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from contribkit.hooks import branch_name, lintrunner, pr_scope, tests_required
-from tests.conftest import git
+from tests.conftest import commit_files, git
 
 
 def run(capsys: pytest.CaptureFixture[str], main, *argv: str) -> tuple[int, str]:  # type: ignore[no-untyped-def]
@@ -21,14 +21,6 @@ def run(capsys: pytest.CaptureFixture[str], main, *argv: str) -> tuple[int, str]
 
 def rule_ids(output: str) -> list[str]:
     return re.findall(r"\bCK\d{3}\b(?= )", output)
-
-
-def commit(fork: Path, files: dict[str, str], message: str) -> None:
-    for rel, text in files.items():
-        (fork / rel).parent.mkdir(parents=True, exist_ok=True)
-        (fork / rel).write_text(text)
-    git("add", "-A", cwd=fork)
-    git("commit", "-q", "-m", message, cwd=fork)
 
 
 # --- contribkit-branch-name ---------------------------------------------------------------------
@@ -91,7 +83,7 @@ def topic_branch(fork_repo: Path) -> Path:
 
 
 def test_source_change_without_test_is_refused(capsys, topic_branch: Path) -> None:
-    commit(
+    commit_files(
         topic_branch, {"torch/nn/functional.py": "def relu(x):\n    return max(x, 0)\n"}, "Fix relu"
     )
     code, out = run(capsys, tests_required.main, "--from-ref", "main")
@@ -110,13 +102,15 @@ def test_source_change_without_test_is_refused(capsys, topic_branch: Path) -> No
     ],
 )
 def test_accepted_changes(capsys, topic_branch: Path, files: dict[str, str], message: str) -> None:
-    commit(topic_branch, files, message)
+    commit_files(topic_branch, files, message)
     assert run(capsys, tests_required.main, "--from-ref", "main") == (0, "")
 
 
 def test_range_from_pre_commit_and_from_upstream(capsys, topic_branch: Path, monkeypatch) -> None:
     base = git("rev-parse", "HEAD", cwd=topic_branch)
-    commit(topic_branch, {"aten/src/ATen/native/Activation.cpp": "// fixed\n"}, "Fix relu kernel")
+    commit_files(
+        topic_branch, {"aten/src/ATen/native/Activation.cpp": "// fixed\n"}, "Fix relu kernel"
+    )
     # no base known: the hook cannot judge, and says so
     code, out = run(capsys, tests_required.main)
     assert code == 0 and "no upstream base to compare with; skipped" in out
@@ -133,7 +127,7 @@ def test_source_and_test_globs_are_configurable(capsys, topic_branch: Path) -> N
     (topic_branch / ".contribkit.toml").write_text(
         '[hooks]\nsource_globs = ["docs/**"]\ntest_globs = ["docs/tests/**"]\n'
     )
-    commit(topic_branch, {"docs/source/index.rst": "Docs\n"}, "Reword the docs")
+    commit_files(topic_branch, {"docs/source/index.rst": "Docs\n"}, "Reword the docs")
     code, out = run(capsys, tests_required.main, "--from-ref", "main")
     assert code == 1 and "no test under docs/tests/**" in out
 
@@ -142,10 +136,10 @@ def test_source_and_test_globs_are_configurable(capsys, topic_branch: Path) -> N
 
 
 def test_pr_scope_warns_but_never_fails(capsys, topic_branch: Path) -> None:
-    commit(topic_branch, {"torch/a.py": "x = 1\n", "test/test_a.py": "y = 2\n"}, "Fix a")
+    commit_files(topic_branch, {"torch/a.py": "x = 1\n", "test/test_a.py": "y = 2\n"}, "Fix a")
     assert run(capsys, pr_scope.main, "--from-ref", "main") == (0, "")
     big = "\n".join(f"line {i}" for i in range(600)) + "\n"
-    commit(
+    commit_files(
         topic_branch,
         {"aten/a.cpp": big, "c10/a.h": "z\n", "docs/a.rst": "d\n", "tools/a.py": "t\n"},
         "Touch everything",
