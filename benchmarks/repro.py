@@ -22,9 +22,9 @@ TARGET_MS = 300
 
 def seed_cache(cache_dir: Path) -> str:
     """Put the example issue into the cache as if fetched from GitHub; return its reference."""
-    from contribkit.cache import JsonCache
-    from contribkit.config import load_settings
-    from contribkit.issuesource import _cache_key, example_issue
+    from contribkit.core.cache import JsonCache
+    from contribkit.core.config import load_settings
+    from contribkit.github.sources import _cache_key, example_issue
 
     issue = example_issue().issue
     settings = load_settings({"cache_dir": str(cache_dir)})

@@ -1,3 +1,3 @@
-from contribkit.cli import main
+from contribkit.cli.app import main
 
 raise SystemExit(main())

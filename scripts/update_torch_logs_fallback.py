@@ -13,7 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-from contribkit.probe import probe_source, run_probe
+from contribkit.run.probe import probe_source, run_probe
 
 ROOT = Path(__file__).resolve().parent.parent
 FALLBACK = ROOT / "contribkit" / "data" / "torch_logs_fallback.json"

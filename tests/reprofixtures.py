@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from contribkit.render import write_outputs
-from contribkit.repro import plan_repro
-from contribkit.reprolib import normalise_message
-from contribkit.spec import Issue, ParsedIssue, Signature
+from contribkit.core.render import write_outputs
+from contribkit.issue.model import Issue, ParsedIssue, Signature
+from contribkit.repro.plan import plan_repro
+from contribkit.target.reprolib import normalise_message
 
 BUGGY_OPS = """\
 import itertools

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from contribkit import __version__
-from contribkit.cli import COMMANDS
+from contribkit.cli.app import COMMANDS
 
 HEAVY = ("github", "git", "jinja2", "yaml", "torch", "rich", "markdown_it", "requests")
 

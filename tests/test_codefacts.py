@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from contribkit.codefacts import analyse, apply_edits
+from contribkit.repro.codefacts import analyse, apply_edits
 
 
 def rewritten(code: str) -> str:

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from contribkit.config import ConfigError, load_settings
-from contribkit.workspace import DEFAULT_REPO, Workspace, parse_remote_url
+from contribkit.core.config import ConfigError, load_settings
+from contribkit.core.workspace import DEFAULT_REPO, Workspace, parse_remote_url
 from tests.conftest import git
 
 

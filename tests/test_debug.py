@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from contribkit.debugenv import PRESETS, default_script
-from contribkit.errors import BadInput
-from contribkit.reprolib import VERDICT_PREFIX
+from contribkit.core.errors import BadInput
+from contribkit.debug.plan import PRESETS, default_script
+from contribkit.target.reprolib import VERDICT_PREFIX
 from tests.branchcases import BRANCH_ISSUES
 
 # A deliberate graph break (print) and a recompilation (the input's rank changes).
@@ -76,7 +76,7 @@ def write(path: Path, text: str) -> Path:
 
 def repro_script(body: str, signature: dict[str, str] | None, device: str = "cpu") -> str:
     """A script keeping the repro verdict contract, built on contribkit's own repro runtime."""
-    runtime = Path(__file__).resolve().parent.parent / "contribkit" / "reprolib.py"
+    runtime = Path(__file__).resolve().parent.parent / "contribkit" / "target" / "reprolib.py"
     return (
         runtime.read_text()
         + f"\nrepro = Repro('issue #1', {signature!r}, {device!r})\nrepro.start()\n"

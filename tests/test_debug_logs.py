@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from contribkit.cache import JsonCache
-from contribkit.errors import BadInput
-from contribkit.torchlogs import Registry, bundled_fallback, load_registry, parse_spec
+from contribkit.core.cache import JsonCache
+from contribkit.core.errors import BadInput
+from contribkit.debug.torchlogs import Registry, bundled_fallback, load_registry, parse_spec
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,7 @@ tests in test_debug.py check the same parser on logs that real torch writes."""
 
 from __future__ import annotations
 
-from contribkit.debuglog import split_records, summarise
+from contribkit.debug.logsummary import split_records, summarise
 
 P = "V0101 10:00:00.100000 4242 torch/_dynamo/symbolic_convert.py:5124] [0/0] [__graph_breaks]"
 P2 = "V0101 10:00:01.200000 4242 torch/_dynamo/symbolic_convert.py:5131] [0/1] [__graph_breaks]"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from contribkit.cli import COMMANDS
+from contribkit.cli.app import COMMANDS
 from tests.conftest import git
 
 pytestmark = pytest.mark.slow  # three real runs of torch code, a few seconds each

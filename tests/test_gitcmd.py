@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from contribkit import gitcmd
+from contribkit.git import cmd as gitcmd
 from tests.conftest import git
 
 

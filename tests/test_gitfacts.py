@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from contribkit import gitfacts
-from contribkit.errors import BadInput
+from contribkit.core.errors import BadInput
+from contribkit.git import facts as gitfacts
 from tests.branchcases import BRANCH_ISSUES
 from tests.conftest import git
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from contribkit.config import read_toml
-from contribkit.hookinstall import render_config, render_snippet
+from contribkit.conventions.rules import RULES
+from contribkit.core.config import read_toml
 from contribkit.hooks import HOOK_MODULES
-from contribkit.rules import RULES
+from contribkit.setup.hookinstall import render_config, render_snippet
 from tests.conftest import commit_files, git
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -57,7 +57,7 @@ def test_init_installs_beside_the_tracked_tree(run_cli, fork_repo: Path) -> None
 
 
 def test_doctor_reports_a_missing_or_stale_hook_config(run_cli, fork_repo: Path) -> None:
-    from contribkit.hookstate import missing_hook_commands
+    from contribkit.setup.hookstate import missing_hook_commands
 
     assert run_cli("init", cwd=fork_repo).returncode == 0
     checks = {
@@ -258,7 +258,7 @@ def test_uninstall_undoes_init(run_cli, fork_repo: Path) -> None:
 
 
 def test_uninstall_keeps_the_excludes_that_were_there_before(run_cli, fork_repo: Path) -> None:
-    from contribkit.gitcmd import ensure_excluded
+    from contribkit.git.cmd import ensure_excluded
 
     exclude_path = fork_repo / ".git" / "info" / "exclude"
     exclude_path.write_text(exclude_path.read_text() + "tl_out/\n*.swp\n")

@@ -7,8 +7,8 @@ import textwrap
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from contribkit.issueparse import MAX_SOURCE_CHARS, parse_issue
-from contribkit.spec import BLOCK_KINDS, CodeBlock, Comment, Issue, ParsedIssue, ReporterEnv
+from contribkit.issue.model import BLOCK_KINDS, CodeBlock, Comment, Issue, ParsedIssue, ReporterEnv
+from contribkit.issue.parse import MAX_SOURCE_CHARS, parse_issue
 
 FENCE = "```"
 

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from contribkit.auth import resolve_token
-from contribkit.config import load_settings
-from contribkit.errors import AuthRequired, BadInput, CheckFailed
-from contribkit.ghclient import GitHubUnavailable
-from contribkit.issueparse import parse_issue
-from contribkit.issuesource import fetch_issue, load_issue_file, parse_issue_ref
+from contribkit.core.config import load_settings
+from contribkit.core.errors import AuthRequired, BadInput, CheckFailed
+from contribkit.github.auth import resolve_token
+from contribkit.github.client import GitHubUnavailable
+from contribkit.github.sources import fetch_issue, load_issue_file, parse_issue_ref
+from contribkit.issue.parse import parse_issue
 from tests.fakegithub import FakeGitHub
 
 REPO = "pytorch/pytorch"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from contribkit.labels import (
+from contribkit.pr.labels import (
     BUNDLED_TEST_OWNERS,
     OWNER_LABEL,
     glob_regex,

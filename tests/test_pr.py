@@ -13,18 +13,18 @@ from pathlib import Path
 
 import pytest
 
-from contribkit import gitfacts
-from contribkit.gitcmd import ensure_excluded
-from contribkit.gitfacts import Commit
-from contribkit.prbody import IssueFacts, Title, commit_text, environment_lines, make_title
-from contribkit.record import (
+from contribkit.git import facts as gitfacts
+from contribkit.git.cmd import ensure_excluded
+from contribkit.git.facts import Commit
+from contribkit.pr.body import IssueFacts, Title, commit_text, environment_lines, make_title
+from contribkit.run.record import (
     Cell,
     Interpreter,
     RunRecord,
     new_record_id,
     write_record,
 )
-from contribkit.record import TestCounts as Counts
+from contribkit.run.record import TestCounts as Counts
 from tests.conftest import git, make_fork
 from tests.fakegithub import FakeGitHub
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from contribkit.gitfacts import Commit
-from contribkit.prcheck import (
+from contribkit.git.facts import Commit
+from contribkit.pr.check import (
     CheckContext,
     ai_trailers,
     check_pr,

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from contribkit.cache import JsonCache
-from contribkit.errors import BadInput
-from contribkit.probe import probe_torch
+from contribkit.core.cache import JsonCache
+from contribkit.core.errors import BadInput
+from contribkit.run.probe import probe_torch
 
 
 def test_probe_real_torch(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ import sys
 import time
 from pathlib import Path
 
-from contribkit.proc import is_secret, run_child, scrubbed_env
+from contribkit.core.proc import is_secret, run_child, scrubbed_env
 from tests.runhelpers import alive
 
 

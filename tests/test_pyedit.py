@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contribkit.pyedit import (
+from contribkit.testgen.pyedit import (
     EditError,
     ImportSpec,
     block_at_column_zero,

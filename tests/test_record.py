@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from contribkit import record as record_module
-from contribkit.errors import BadInput
-from contribkit.record import (
+from contribkit.core.errors import BadInput
+from contribkit.run import record as record_module
+from contribkit.run.record import (
     Cell,
     Interpreter,
     RunRecord,

@@ -1,4 +1,4 @@
-"""The release-notes label and title areas suggested for changed paths (contribkit.labels)."""
+"""The release-notes label and title areas suggested for changed paths (contribkit.pr.labels)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from contribkit.labels import (
+from contribkit.pr.labels import (
     BUNDLED_RELEASE_NOTES,
     NOT_USER_FACING,
     glob_regex,

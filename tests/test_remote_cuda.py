@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from contribkit.reprolib import VERDICT_PREFIX
+from contribkit.target.reprolib import VERDICT_PREFIX
 from tests.runhelpers import cells, run_json, wait_dead, write
 
 GPU_PROBE = {
@@ -261,7 +261,7 @@ def test_unreachable_host_is_bad_input(ck, fork_repo: Path, gpu_host: dict[str, 
 def test_remote_timeout_is_enforced_on_the_host(
     fork_repo: Path, gpu_host: dict[str, str], tmp_path: Path
 ) -> None:
-    from contribkit.remote import RemoteHost
+    from contribkit.run.remote import RemoteHost
 
     pidfile = tmp_path / "remote-child.pid"
     script = write(

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contribkit.render import write_outputs
-from contribkit.repro import plan_repro
-from contribkit.spec import Issue, ParsedIssue, ReporterEnv, Signature
+from contribkit.core.render import write_outputs
+from contribkit.issue.model import Issue, ParsedIssue, ReporterEnv, Signature
+from contribkit.repro.plan import plan_repro
 
 INDEX_ADD = (
     "import torch\n"
@@ -266,7 +266,7 @@ def test_template_syntax_in_issue_text_stays_literal(tmp_path: Path) -> None:
 
 
 def test_issue_contrasting_cpu_and_cuda_is_not_rewritten(tmp_path: Path) -> None:
-    from contribkit.issueparse import parse_issue
+    from contribkit.issue.parse import parse_issue
 
     body = (
         "The result differs between CPU and GPU.\n\n```python\nimport torch\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from contribkit.reprolib import normalise_message, printed_signature, signature_matches
+from contribkit.target.reprolib import normalise_message, printed_signature, signature_matches
 
 
 class BackendCompilerFailed(RuntimeError):

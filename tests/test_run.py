@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from contribkit.config import load_settings
-from contribkit.reprolib import VERDICT_PREFIX
-from contribkit.runner import default_paths, generic_test_name, gpu_ids, parse_verdict
+from contribkit.core.config import load_settings
+from contribkit.run.runner import default_paths, generic_test_name, gpu_ids, parse_verdict
+from contribkit.target.reprolib import VERDICT_PREFIX
 from tests.conftest import git
 from tests.runhelpers import alive, cells, run_json, wait_dead, write
 

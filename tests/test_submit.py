@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from contribkit.reprolib import VERDICT_PREFIX
+from contribkit.target.reprolib import VERDICT_PREFIX
 from tests.conftest import git
 from tests.fakegithub import FakeGitHub
 from tests.runhelpers import write

@@ -19,7 +19,7 @@ from typing import TypeVar
 
 import pytest
 
-from contribkit.testrules import check_test_source
+from contribkit.conventions.testfiles import check_test_source
 from tests.largefile import inserted_lines, large_file
 from tests.reprofixtures import (
     COMPILE_CODE,

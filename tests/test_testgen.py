@@ -12,12 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contribkit import testgen
-from contribkit.errors import BadInput
-from contribkit.pyedit import ImportSpec, indent_block
-from contribkit.render import one_line, python_literal
-from contribkit.spec import Signature
-from contribkit.testrules import check_test_source
+from contribkit.conventions.testfiles import check_test_source
+from contribkit.core.errors import BadInput
+from contribkit.core.render import one_line, python_literal
+from contribkit.issue.model import Signature
+from contribkit.testgen import plan as testgen
+from contribkit.testgen.pyedit import ImportSpec, indent_block
 from tests.largefile import inserted_lines
 from tests.reprofixtures import (
     COMPILE_CODE,

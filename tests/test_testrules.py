@@ -1,4 +1,4 @@
-"""contribkit.testrules: PyTorch's test-file conventions as pure functions (shared with the scaffold)."""
+"""contribkit.conventions.testfiles: PyTorch's test-file conventions as pure functions (shared with the scaffold)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from contribkit.testrules import (
+from contribkit.conventions.testfiles import (
     check_owner_header,
     check_test_source,
     device_generic_classes,

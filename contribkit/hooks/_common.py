@@ -18,10 +18,10 @@ import sys
 from collections.abc import Callable, Sequence
 from types import SimpleNamespace
 
-from contribkit import gitcmd
-from contribkit.config import REPO_CONFIG_NAME, ConfigError, Settings, load_settings
-from contribkit.errors import BadInput, ContribkitError, print_error, warn
-from contribkit.rules import RULES, Violation, resolve_rule_names
+from contribkit.conventions.rules import RULES, Violation, resolve_rule_names
+from contribkit.core.config import REPO_CONFIG_NAME, ConfigError, Settings, load_settings
+from contribkit.core.errors import BadInput, ContribkitError, print_error, warn
+from contribkit.git import cmd as gitcmd
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing and argparse are slow to import; annotations only

@@ -16,7 +16,8 @@ import re
 from collections.abc import Sequence
 from types import SimpleNamespace
 
-from contribkit.errors import BadInput
+from contribkit.conventions.rules import RULES, Violation
+from contribkit.core.errors import BadInput
 from contribkit.hooks._common import (
     Findings,
     HookContext,
@@ -25,7 +26,6 @@ from contribkit.hooks._common import (
     issue_from_branch,
     run_hook,
 )
-from contribkit.rules import RULES, Violation
 
 HOOK_ID = "contribkit-branch-name"
 

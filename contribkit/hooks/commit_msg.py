@@ -18,8 +18,9 @@ import re
 from collections.abc import Callable, Sequence
 from types import SimpleNamespace
 
-from contribkit import gitcmd
-from contribkit.errors import BadInput
+from contribkit.conventions.rules import RULES, Violation
+from contribkit.core.errors import BadInput
+from contribkit.git import cmd as gitcmd
 from contribkit.hooks._common import (
     Findings,
     HookContext,
@@ -29,7 +30,6 @@ from contribkit.hooks._common import (
     quote,
     run_hook,
 )
-from contribkit.rules import RULES, Violation
 
 HOOK_ID = "contribkit-commit-msg"
 TITLE_STYLES = ("pytorch", "conventional", "none")

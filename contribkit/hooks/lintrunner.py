@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from types import SimpleNamespace
 
+from contribkit.conventions.rules import RULES, Violation
 from contribkit.hooks._common import Findings, HookContext, HookSpec, run_hook
-from contribkit.rules import RULES, Violation
 
 HOOK_ID = "contribkit-lintrunner"
 
@@ -23,8 +23,8 @@ def check(args: SimpleNamespace, ctx: HookContext) -> Findings:
     import shutil
     from pathlib import Path
 
-    from contribkit import lintrunner
-    from contribkit.proc import run_child, scrubbed_env
+    from contribkit.core.proc import run_child, scrubbed_env
+    from contribkit.setup import lintrunner
 
     root = Path(ctx.require_root())
     if not (root / lintrunner.CONFIG_NAME).is_file() or not args.files:

@@ -16,7 +16,8 @@ import re
 from collections.abc import Iterator, Sequence
 from types import SimpleNamespace
 
-from contribkit.astnames import dotted
+from contribkit.conventions.rules import RULES, Violation
+from contribkit.core.astnames import dotted
 from contribkit.hooks._common import (
     Findings,
     HookContext,
@@ -26,7 +27,6 @@ from contribkit.hooks._common import (
     read_source,
     run_hook,
 )
-from contribkit.rules import RULES, Violation
 
 HOOK_ID = "contribkit-no-debug-leftovers"
 DEBUGGERS = frozenset({"pdb", "ipdb", "pudb", "pdbpp", "wdb", "remote_pdb"})

@@ -15,9 +15,9 @@ import re
 from collections.abc import Sequence
 from types import SimpleNamespace
 
-from contribkit.gitcmd import SCRATCH_EXCLUDES
+from contribkit.conventions.rules import RULES, Violation
+from contribkit.git.cmd import SCRATCH_EXCLUDES
 from contribkit.hooks._common import Findings, HookContext, HookSpec, run_hook
-from contribkit.rules import RULES, Violation
 
 HOOK_ID = "contribkit-no-scratch-files"
 DEBUG_LOGS = ("*.log",)

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from types import SimpleNamespace
 
-from contribkit import gitcmd
+from contribkit.conventions.rules import RULES, Violation
+from contribkit.git import cmd as gitcmd
 from contribkit.hooks._common import (
     RANGE_OPTIONS,
     Findings,
@@ -21,7 +22,6 @@ from contribkit.hooks._common import (
     push_range,
     run_hook,
 )
-from contribkit.rules import RULES, Violation
 
 HOOK_ID = "contribkit-pr-scope"
 

@@ -3,7 +3,7 @@
 Checks test/**/test_*.py for an "# Owner(s): [...]" line with well-formed labels, an
 'if __name__ == "__main__": run_tests()' block, that a class whose tests take `device` is passed
 to instantiate_device_type_tests, and that those tests do not hard-code "cuda". The rules live in
-contribkit.testrules and are shared with the test scaffold. A "# contribkit: allow" comment on the
+contribkit.conventions.testfiles and are shared with the test scaffold. A "# contribkit: allow" comment on the
 reported line silences it.
 
 Example: contribkit-test-conventions test/nn/test_relu.py
@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from types import SimpleNamespace
 
+from contribkit.conventions.rules import Violation
+from contribkit.conventions.testfiles import check_test_source
 from contribkit.hooks._common import (
     Findings,
     HookContext,
@@ -22,8 +24,6 @@ from contribkit.hooks._common import (
     read_source,
     run_hook,
 )
-from contribkit.rules import Violation
-from contribkit.testrules import check_test_source
 
 HOOK_ID = "contribkit-test-conventions"
 

@@ -17,7 +17,8 @@ import sys
 from collections.abc import Sequence
 from types import SimpleNamespace
 
-from contribkit import gitcmd
+from contribkit.conventions.rules import RULES, Violation
+from contribkit.git import cmd as gitcmd
 from contribkit.hooks._common import (
     RANGE_OPTIONS,
     Findings,
@@ -28,7 +29,6 @@ from contribkit.hooks._common import (
     push_range,
     run_hook,
 )
-from contribkit.rules import RULES, Violation
 
 HOOK_ID = "contribkit-tests-required"
 TEST_PLAN = re.compile(r"^\s*Test[- ]Plan:", re.I | re.M)

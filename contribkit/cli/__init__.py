@@ -1,0 +1,1 @@
+"""The command line: the Click app, the options every command shares, output, and ``commands/`` (thin shells)."""

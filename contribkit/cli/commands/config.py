@@ -1,0 +1,61 @@
+"""``contribkit config``: the effective settings, where each came from, and every known key."""
+
+from __future__ import annotations
+
+import click
+
+from contribkit.cli import options
+from contribkit.core.config import KEYS, REPO_CONFIG_NAME, env_name, user_config_path
+from contribkit.core.workspace import Workspace
+
+
+@click.command()
+@click.option(
+    "--list",
+    "list_keys",
+    is_flag=True,
+    help="List every key with its env var, default and meaning.",
+)
+@options.json_output
+@options.verbose
+def config(list_keys: bool, as_json: bool) -> int:
+    """Show the effective configuration and every key.
+
+    Settings come from, highest first: command-line options, CONTRIBKIT_* environment
+    variables, .contribkit.toml at the repository root, and the user config file.
+
+    \b
+    Examples:
+      contribkit config
+      contribkit config --list --json
+    """
+    from contribkit.cli.output import print_json, print_table
+
+    if list_keys:
+        rows = [(k, env_name(k), repr(v.default), v.help) for k, v in KEYS.items()]
+        if as_json:
+            print_json(
+                [dict(zip(("key", "env", "default", "help"), row, strict=True)) for row in rows]
+            )
+        else:
+            print_table(["key", "env var", "default", "meaning"], rows)
+        return 0
+    ws = Workspace.load()
+    files = {
+        "user": str(user_config_path()),
+        "repo": str(ws.root / REPO_CONFIG_NAME) if ws.root else None,
+    }
+    values = {
+        k: {"value": ws.settings.get(k), "source": ws.settings.sources.get(k, "default")}
+        for k in KEYS
+    }
+    if as_json:
+        print_json({"files": files, "settings": values})
+    else:
+        print(f"user config: {files['user']}")
+        print(f"repo config: {files['repo'] or '(not in a git repository)'}")
+        print_table(
+            ["key", "value", "from"],
+            [(k, repr(v["value"]), v["source"]) for k, v in values.items()],
+        )
+    return 0

@@ -1,0 +1,339 @@
+"""``contribkit doctor``: is this machine and fork set up for contributing to PyTorch?"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import click
+
+from contribkit.cli import options
+from contribkit.core.errors import ContribkitError
+from contribkit.core.workspace import Workspace
+
+
+@dataclass
+class Check:
+    name: str
+    status: str  # OK, WARN, FAIL
+    detail: str
+    hint: str = ""
+
+
+def looks_like_pytorch(root: Path) -> bool:
+    return (root / "torch").is_dir() and (root / "aten").is_dir()
+
+
+def is_source_checkout(root: Path) -> bool:
+    return (
+        looks_like_pytorch(root)
+        and (root / "setup.py").is_file()
+        and (root / "CMakeLists.txt").is_file()
+    )
+
+
+def check_repo(ws: Workspace) -> list[Check]:
+    if ws.root is None:
+        return [
+            Check(
+                "git repo",
+                "WARN",
+                "not inside a git repository; fork checks skipped",
+                "cd into your PyTorch fork to check it",
+            )
+        ]
+    checks = [Check("git repo", "OK", str(ws.root))]
+    upstream_name = ws.settings.get("upstream_remote")
+    upstream = ws.remote_slug(upstream_name)
+    origin = ws.remote_slug("origin")
+    if upstream:
+        status = "OK" if upstream.lower() == "pytorch/pytorch" else "WARN"
+        hint = (
+            ""
+            if status == "OK"
+            else f"git remote set-url {upstream_name} https://github.com/pytorch/pytorch.git"
+        )
+        checks.append(Check("upstream remote", status, f"'{upstream_name}' -> {upstream}", hint))
+    else:
+        checks.append(
+            Check(
+                "upstream remote",
+                "WARN",
+                f"no remote named '{upstream_name}'",
+                f"git remote add {upstream_name} https://github.com/pytorch/pytorch.git",
+            )
+        )
+    if origin and origin.lower() != "pytorch/pytorch":
+        checks.append(Check("fork remote", "OK", f"'origin' -> {origin}"))
+    elif origin:
+        checks.append(
+            Check(
+                "fork remote",
+                "WARN",
+                "'origin' is pytorch/pytorch itself, not your fork",
+                "fork on GitHub, then: git remote rename origin upstream && git remote add origin <your fork>",
+            )
+        )
+    else:
+        checks.append(
+            Check(
+                "fork remote",
+                "WARN",
+                "no remote named 'origin'",
+                "git remote add origin <your fork's URL>",
+            )
+        )
+    repo, source = ws.repo()
+    checks.append(Check("target repo", "OK", f"{repo} (from {source})"))
+    return checks
+
+
+def check_torch(ws: Workspace) -> list[Check]:
+    from contribkit.core.cache import JsonCache, cache_root
+    from contribkit.run.probe import probe_torch
+
+    python = ws.python()
+    try:
+        info = probe_torch(
+            python,
+            JsonCache(cache_root(ws.settings), "probes"),
+            scrub=ws.settings.get("scrub_env"),
+        )
+    except ContribkitError as exc:
+        return [Check("torch", "FAIL", exc.message, exc.hint or "")]
+    if not info.torch:
+        return [
+            Check(
+                "torch",
+                "WARN",
+                f"not importable by {python} ({info.error})",
+                "install torch in that interpreter, or pass --python PATH",
+            )
+        ]
+    build = "debug build" if info.debug else "release build"
+    detail = (
+        f"{info.torch_version} ({build}, git {(info.git_version or 'unknown')[:12]}) in {python}"
+    )
+    checks = [Check("torch", "OK", detail)]
+    if info.cuda_available:
+        names = ", ".join(info.device_names) or "?"
+        checks.append(Check("CUDA", "OK", f"{info.device_count} device(s): {names}"))
+    elif info.cuda_build:
+        checks.append(
+            Check(
+                "CUDA",
+                "WARN",
+                f"built with CUDA {info.cuda_build}, but no GPU is available",
+                "CUDA cells will be NOT_AVAILABLE; run them on a GPU machine",
+            )
+        )
+    else:
+        checks.append(Check("CUDA", "OK", "CPU-only build; CUDA cells will be NOT_AVAILABLE"))
+    return checks
+
+
+def check_github(ws: Workspace) -> list[Check]:
+    from contribkit.github.auth import resolve_token
+
+    gh = shutil.which("gh")
+    token = resolve_token(ws.settings.get("github_url"))
+    if token:
+        detail = f"token from {token.source}" + ("" if gh else "; gh not installed")
+        hint = "" if gh else "install gh (https://cli.github.com) for `contribkit submit`"
+        return [Check("GitHub auth", "OK" if gh else "WARN", detail, hint)]
+    if gh:
+        return [
+            Check(
+                "GitHub auth",
+                "WARN",
+                "gh is installed but not logged in; requests are anonymous (60/hour)",
+                "gh auth login",
+            )
+        ]
+    return [
+        Check(
+            "GitHub auth",
+            "WARN",
+            "no gh and no GH_TOKEN; requests are anonymous (60/hour)",
+            "install gh and run `gh auth login`, or export GH_TOKEN",
+        )
+    ]
+
+
+def check_hooks(ws: Workspace) -> list[Check]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    from contribkit.setup.hookstate import hook_states, hooks_path_override
+
+    try:
+        checks = [Check("pre-commit", "OK", f"pre-commit {version('pre-commit')}")]
+    except PackageNotFoundError:
+        checks = [
+            Check("pre-commit", "WARN", "not installed beside contribkit", "pip install pre-commit")
+        ]
+    if ws.root is None:
+        return checks
+    override = hooks_path_override(ws.root)
+    if override:
+        checks.append(
+            Check(
+                "git hooks",
+                "WARN",
+                f"core.hooksPath is set to {override}; pre-commit will not install",
+                "git config --unset core.hooksPath",
+            )
+        )
+    states = hook_states(ws.root)
+    ours = [s.hook_type for s in states if s.contribkit_config]
+    others = [s.hook_type for s in states if s.installed and not s.contribkit_config]
+    missing = [s.hook_type for s in states if not s.contribkit_config]
+    detail = f"contribkit: {', '.join(ours) or 'none'}"
+    if others:
+        detail += f"; other hooks: {', '.join(others)}"
+    status = "OK" if not missing else "WARN"
+    hint = (
+        ""
+        if not missing
+        else f"contribkit init  (installs {', '.join(missing)}; commit-msg and pre-push hooks do nothing until installed)"
+    )
+    checks.append(Check("git hooks", status, detail, hint))
+    if ours:
+        checks.append(check_hook_config(ws.root))
+    return checks
+
+
+def check_hook_config(root: Path) -> Check:
+    """contribkit's hooks need their config, and the programs it names."""
+    from contribkit.setup.hookstate import contribkit_config_path, missing_hook_commands
+
+    config = contribkit_config_path(root)
+    if not config.is_file():
+        return Check(
+            "hook config",
+            "FAIL",
+            f"{config} is missing: every commit will fail",
+            "contribkit init",
+        )
+    gone = missing_hook_commands(config)
+    if gone:
+        return Check(
+            "hook config",
+            "FAIL",
+            f"the hooks run {gone[0]}, which no longer exists (moved or deleted environment?)",
+            "contribkit init  (from the environment contribkit is installed in now)",
+        )
+    return Check("hook config", "OK", str(config))
+
+
+def check_pytorch_tools(ws: Workspace) -> list[Check]:
+    if ws.root is None or not looks_like_pytorch(ws.root):
+        return []
+    checks = []
+    if (ws.root / ".lintrunner.toml").is_file():
+        if not shutil.which("lintrunner"):
+            checks.append(
+                Check(
+                    "lintrunner",
+                    "WARN",
+                    "not installed",
+                    "pip install lintrunner && lintrunner init",
+                )
+            )
+        else:
+            from contribkit.setup.lintrunner import initialised
+
+            state = initialised(ws.root)
+            if state is None:
+                checks.append(
+                    Check(
+                        "lintrunner",
+                        "FAIL",
+                        "installed, but `lintrunner init` was never run here",
+                        "lintrunner init",
+                    )
+                )
+            elif state is False:
+                checks.append(
+                    Check(
+                        "lintrunner",
+                        "WARN",
+                        ".lintrunner.toml changed since the last init",
+                        "lintrunner init",
+                    )
+                )
+            else:
+                checks.append(Check("lintrunner", "OK", "installed and initialised"))
+    if is_source_checkout(ws.root):
+        for tool, why in (("ninja", "faster incremental builds"), ("ccache", "cached rebuilds")):
+            found = shutil.which(tool)
+            checks.append(
+                Check(
+                    tool,
+                    "OK" if found else "WARN",
+                    found or f"not found ({why})",
+                    "" if found else f"install {tool}",
+                )
+            )
+        checks.append(max_jobs_check())
+    return checks
+
+
+def max_jobs_check() -> Check:
+    cores = os.cpu_count() or 1
+    try:
+        mem_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    except (ValueError, OSError, AttributeError):
+        mem_gib = 0.0
+    suggested = max(1, min(cores, int(mem_gib // 3))) if mem_gib else cores
+    current = os.environ.get("MAX_JOBS")
+    if current:
+        return Check("MAX_JOBS", "OK", f"MAX_JOBS={current} ({cores} cores, {mem_gib:.0f} GiB RAM)")
+    if suggested < cores:
+        return Check(
+            "MAX_JOBS",
+            "WARN",
+            f"unset: a build uses all {cores} cores, but {mem_gib:.0f} GiB RAM "
+            f"fits about {suggested} compile jobs",
+            f"export MAX_JOBS={suggested}",
+        )
+    return Check("MAX_JOBS", "OK", f"unset; {cores} cores and {mem_gib:.0f} GiB RAM are enough")
+
+
+@click.command()
+@options.python
+@options.repo
+@options.github_url
+@options.json_output
+@options.verbose
+def doctor(python: str | None, repo: str | None, github_url: str | None, as_json: bool) -> int:
+    """Check that your fork, torch, gh and hooks are set up.
+
+    Every check is OK, WARN or FAIL with a one-line fix. Exits 1 when any check FAILs.
+
+    \b
+    Example:
+      contribkit doctor --python ~/pytorch/venv/bin/python
+    """
+    from contribkit.cli.output import print_json, print_table
+
+    ws = Workspace.load(python=python, repo=repo, github_url=github_url)
+    checks = [
+        *check_repo(ws),
+        *check_torch(ws),
+        *check_github(ws),
+        *check_hooks(ws),
+        *check_pytorch_tools(ws),
+    ]
+    failed = any(c.status == "FAIL" for c in checks)
+    if as_json:
+        print_json({"ok": not failed, "checks": [asdict(c) for c in checks]})
+    else:
+        print_table(
+            ["check", "status", "detail", "fix"],
+            [(c.name, c.status, c.detail, c.hint) for c in checks],
+        )
+        counts = {s: sum(c.status == s for c in checks) for s in ("OK", "WARN", "FAIL")}
+        print(f"\n{counts['OK']} ok, {counts['WARN']} warning(s), {counts['FAIL']} failure(s)")
+    return 1 if failed else 0

@@ -1,0 +1,246 @@
+"""``contribkit run``: repros and tests across a CPU/CUDA × interpreter matrix, with a record."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from contribkit.cli import options
+from contribkit.core.errors import BadInput
+from contribkit.core.workspace import Workspace
+from contribkit.run.record import EXPECTATIONS
+
+if TYPE_CHECKING:
+    from contribkit.run.record import RunRecord
+
+EPILOG = """\b
+Green means: a test cell PASSed; a repro cell is NOT_REPRODUCED (the fix works), or
+REPRODUCED with --expect reproduced. Exit 0 when every required cell is green, 1 otherwise,
+and 1 when every cell was skipped or not available (nothing was checked).
+"""
+
+
+@click.command(epilog=EPILOG)
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option(
+    "--devices",
+    metavar="LIST",
+    default=None,
+    help="Comma-separated devices: cpu, cuda, mps (default: run.devices, i.e. cpu,cuda). "
+    "An absent device gives NOT_AVAILABLE cells.",
+)
+@click.option(
+    "--python",
+    "pythons",
+    multiple=True,
+    metavar="PATH",
+    help="Interpreter to run with; repeat it for one column group per interpreter "
+    "(default: the python setting, else the one running contribkit).",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="S",
+    default=None,
+    help="Seconds before a leg is killed with its whole process group (default: run.timeout).",
+)
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    metavar="N",
+    default=None,
+    help="CPU legs at once (default: run.jobs, else min(4, CPUs)); CUDA legs run one per GPU.",
+)
+@click.option(
+    "--require",
+    multiple=True,
+    metavar="DEVICE",
+    help="Fail unless DEVICE's cells are green: NOT_AVAILABLE or SKIP there fails. Repeatable.",
+)
+@click.option(
+    "--expect",
+    type=click.Choice(EXPECTATIONS),
+    default="not-reproduced",
+    show_default=True,
+    help="What a green repro cell shows: 'reproduced' confirms a repro fails before the fix.",
+)
+@click.option("-k", "keyword", metavar="EXPR", help="Only tests matching EXPR (pytest -k).")
+@click.option(
+    "--cuda-host",
+    metavar="HOST",
+    default=None,
+    help="Run the CUDA legs on HOST over ssh (default: run.cuda_host; see docs/remote-cuda.md).",
+)
+@click.option(
+    "--cuda-python",
+    metavar="PATH",
+    default=None,
+    help="Interpreter on the CUDA host (default: run.cuda_python, i.e. python3).",
+)
+@click.option(
+    "--per-test", is_flag=True, help="A row per test of each test file (default: failing ones)."
+)
+@click.option(
+    "--junit",
+    "junit_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    metavar="FILE",
+    default=None,
+    help="Also write the matrix as JUnit XML to FILE (replaced each run, as pytest's --junitxml).",
+)
+@click.option("--last", is_flag=True, help="Show the latest record instead of running.")
+@options.json_output
+@options.verbose
+def run(
+    paths: tuple[Path, ...],
+    devices: str | None,
+    pythons: tuple[str, ...],
+    timeout: float | None,
+    jobs: int | None,
+    require: tuple[str, ...],
+    expect: str,
+    keyword: str | None,
+    cuda_host: str | None,
+    cuda_python: str | None,
+    per_test: bool,
+    junit_file: Path | None,
+    last: bool,
+    as_json: bool,
+) -> int:
+    """Run repros and tests on every device and interpreter; record the result.
+
+    PATHS are repro folders (repros/issue-N), repro scripts, PyTorch device-generic test files
+    (run through pytest with PYTORCH_TESTING_DEVICE_ONLY_FOR=DEVICE) and plain pytest files
+    (run once, in the cpu column). Without PATHS: the repro of the branch's issue (from the
+    branch name, e.g. fix/issue-170398-x) and the test files changed since the merge-base
+    with upstream.
+
+    Each leg runs in its own process group with a scrubbed environment (no tokens), a closed
+    stdin, a timeout and a capped log. The record goes to .contribkit/runs/, where
+    `contribkit submit` reads it.
+
+    \b
+    Examples:
+      contribkit run repros/issue-170398 --expect reproduced   # before the fix
+      contribkit run                                           # after it
+      contribkit run test/test_nn.py -k test_relu --require cuda --cuda-host gpu-box
+      contribkit run --python ~/nightly/bin/python --python ~/build/bin/python -j 2
+      contribkit run --last --json
+    """
+    from contribkit.core.fsutil import atomic_write, check_writable
+    from contribkit.core.workspace import resolve_python
+    from contribkit.run import runner
+
+    ws = Workspace.load()
+    root = ws.require_root()
+    if last:
+        if paths:
+            raise BadInput("--last shows a record; it takes no PATHS", hint="drop the PATHS")
+        return show_last(root, per_test, as_json)
+    settings = ws.settings
+    device_list = runner.parse_devices(devices or settings.get("run.devices"))
+    required = runner.parse_devices(require) if require else []
+    missing = [d for d in required if d not in device_list]
+    if missing:
+        raise BadInput(
+            f"--require {missing[0]} needs {missing[0]} in --devices",
+            hint=f"add it: --devices {','.join([*device_list, *missing])}",
+        )
+    interpreters = [resolve_python(p) for p in pythons] or [ws.python()]
+    if junit_file is not None:
+        check_writable(junit_file)  # before the run, not after it
+    remote = None
+    host = cuda_host or settings.get("run.cuda_host")
+    if host:
+        from contribkit.run.remote import RemoteHost
+
+        remote = RemoteHost(
+            host,
+            python=cuda_python or settings.get("run.cuda_python"),
+            scrub=tuple(settings.get("scrub_env")),
+        )
+    notes: list[str] = []
+    if paths:
+        found = list(paths)
+    else:
+        found, notes = runner.default_paths(root, settings)
+        if not found:
+            raise BadInput(
+                "nothing to run: " + "; ".join(notes),
+                hint="pass PATHS, e.g. contribkit run repros/issue-170398 test/test_nn.py",
+            )
+    targets = list(dict.fromkeys(runner.classify(p) for p in found))
+    run_options = runner.RunOptions(
+        devices=device_list,
+        require=required,
+        expect=expect,
+        timeout=timeout or settings.get("run.timeout"),
+        jobs=jobs or settings.get("run.jobs") or runner.default_jobs(),
+        keyword=keyword,
+        scrub=list(settings.get("scrub_env")),
+    )
+    columns = runner.local_columns(interpreters, device_list, settings, remote)
+    result = runner.run_matrix(
+        root, targets, columns, run_options, notes=notes, progress=runner.progress_line
+    )
+    if junit_file is not None:
+        from contribkit.run.record import to_junit
+
+        atomic_write(junit_file, to_junit(result.record), force=True)
+    show(root, result.path, result.record, per_test, as_json)
+    return 0 if result.record.ok else 1
+
+
+def show_last(root: Path, per_test: bool, as_json: bool) -> int:
+    from contribkit.git import facts as gitfacts
+    from contribkit.run.record import latest_record
+
+    latest = latest_record(root)
+    if latest is None:
+        raise BadInput("no run record in .contribkit/runs", hint="run `contribkit run` first")
+    path, record = latest
+    state = gitfacts.tree_state(root)
+    stale = None
+    if state.head != record.head:
+        stale = f"the record is for {record.short_head}; HEAD is now {state.short_head}"
+    elif state.diff_hash != record.diff_hash:
+        stale = "the working tree changed since this record"
+    if stale:
+        record.notes.append(stale)
+    show(root, path, record, per_test, as_json)
+    return 0 if record.ok else 1
+
+
+def show(root: Path, path: Path, record: RunRecord, per_test: bool, as_json: bool) -> None:
+    from contribkit.cli.output import print_json, print_table
+    from contribkit.run.record import is_green, matrix_rows
+    from contribkit.run.runner import relpath
+
+    shown_path = relpath(path, root)
+    if as_json:
+        print_json({"record_path": shown_path, **record.as_dict()})
+        return
+    header, rows = matrix_rows(record, tests="all" if per_test else "failed")
+    print_table(header, rows, title=f"contribkit run at {record.short_head}")
+    if len(record.interpreters) > 1 or record.interpreters[0].host:
+        for interp in record.interpreters:
+            print(f"[{interp.index}] {interp.label}")
+    for note in record.notes:
+        print(f"note: {note}")
+    red = [c for c in record.cells if c.required and not is_green(c, record.expect)]
+    for cell in red:
+        detail = cell.detail if len(cell.detail) <= 200 else cell.detail[:199] + "…"
+        print(f"{cell.status}: {cell.file} on {cell.device} [{cell.interpreter}]: {detail}")
+        if cell.log_path:
+            print(f"  log: {cell.log_path}")
+    counts: dict[str, int] = {}
+    for cell in record.cells:
+        counts[cell.status] = counts.get(cell.status, 0) + 1
+    summary = ", ".join(f"{n} {status}" for status, n in counts.items())
+    total = sum(c.duration_s for c in record.cells)
+    print(f"{len(record.cells)} cells ({summary}), {total:.1f}s of legs")
+    print(f"record: {shown_path}")
+    print(("ok: " if record.ok else "failed: ") + record.reason)

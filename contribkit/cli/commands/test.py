@@ -1,0 +1,214 @@
+"""``contribkit test``: scaffold a PyTorch-style device-generic test, or a regression test from a repro."""
+
+from __future__ import annotations
+
+import stat
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import click
+
+from contribkit.cli import options
+from contribkit.core.errors import BadInput, warn
+from contribkit.core.workspace import Workspace
+
+
+@click.command()
+@click.option("--op", "op", metavar="NAME", help="An operator: its op_db name or a torch function.")
+@click.option(
+    "--module", "module", metavar="NAME", help="An nn.Module class, e.g. torch.nn.Unfold."
+)
+@click.option(
+    "--init",
+    metavar="ARGS",
+    help="Constructor arguments for a --module without a ModuleInfo, e.g. 'kernel_size=2' "
+    "(default: its required arguments, filled in by name).",
+)
+@click.option(
+    "--from-repro",
+    "from_repro",
+    metavar="DIR|N",
+    help="A repro folder written by `contribkit repro` (or just the issue number).",
+)
+@click.option(
+    "--name",
+    "name",
+    metavar="NAME",
+    help="The test's name (test_ is added); needed for a skeleton.",
+)
+@click.option(
+    "--area",
+    "area",
+    metavar="AREA",
+    help="Where the test belongs (nn, inductor, linalg, …); overrides the inferred area.",
+)
+@click.option(
+    "--path",
+    "path",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write a new test file here instead of the inferred place.",
+)
+@click.option(
+    "--into",
+    "into",
+    metavar="FILE[::CLASS]",
+    help="Insert the test into an existing test file (and class), changing no other line.",
+)
+@click.option(
+    "--stdout", "to_stdout", is_flag=True, help="Print the resulting file instead of writing it."
+)
+@options.force
+@options.dry_run
+@options.python
+@options.json_output
+@options.verbose
+def test(
+    op: str | None,
+    module: str | None,
+    init: str | None,
+    from_repro: str | None,
+    name: str | None,
+    area: str | None,
+    path: Path | None,
+    into: str | None,
+    to_stdout: bool,
+    force: bool,
+    dry_run: bool,
+    python: str | None,
+    as_json: bool,
+) -> int:
+    """Write a PyTorch-style test: device-generic, dtype-parametrized, owned and runnable.
+
+    Give one of --op, --module or --from-repro; or --name (with --area) for an empty skeleton.
+    The test goes where PyTorch keeps such tests: into the area's file when the fork has it
+    (test/test_torch.py, test/test_nn.py, …; its device-generic class, as --into would), else
+    into a new file there. --path writes a new file elsewhere; --into picks the file and class.
+    A new file has the Owner(s) header, instantiate_device_type_tests and the run_tests() main
+    block; every result is checked with the same rules as the contribkit-test-conventions hook.
+    An insertion changes no other line, and an existing --path file is replaced only with --force.
+
+    \b
+    Examples:
+      contribkit test --op index_add
+      contribkit test --module torch.nn.Unfold
+      contribkit test --module torch.nn.Unfold --init 'kernel_size=3, stride=2'
+      contribkit test --from-repro repros/issue-170398
+      contribkit test --from-repro 170398 --into test/dynamo/test_repros.py::ReproTests
+      contribkit test --name empty_index --area indexing --dry-run
+    """
+    from contribkit.cli.output import print_json
+    from contribkit.core.render import OutputFile, write_outputs
+    from contribkit.testgen import plan as testgen
+
+    sources = [s for s in (op, module, from_repro) if s]
+    if len(sources) > 1:
+        raise BadInput(
+            "give only one of --op, --module and --from-repro", "see contribkit test --help"
+        )
+    if not sources and not name:
+        raise BadInput(
+            "nothing to test: give --op, --module, --from-repro, or --name for a skeleton",
+            "e.g. contribkit test --op index_add",
+        )
+    if init is not None and not module:
+        raise BadInput(
+            "--init goes with --module", "e.g. --module torch.nn.Unfold --init 'kernel_size=2'"
+        )
+    if path and into:
+        raise BadInput(
+            "give --path or --into, not both", "--path writes a new file; --into adds to one"
+        )
+    if not sources and not (area or path or into):
+        raise BadInput(
+            "a skeleton needs --area (or --path / --into)",
+            "e.g. --name empty_index --area indexing",
+        )
+    ws = Workspace.load(python=python)
+    base = ws.root if ws.root is not None else Path.cwd()
+    test_name = testgen.method_name(name) if name else None
+    area = testgen.check_area(area) if area else None
+
+    build: Callable[[bool], testgen.MethodSpec]  # generic class or not -> the test
+    if op:
+        request = testgen.target_request("op", testgen.check_dotted(op, "--op"))
+        result = testgen.probe_target(ws.python(), request, ws.settings)
+        build = partial(testgen.op_spec, result, test_name)
+    elif module:
+        init_args = testgen.check_init(init) if init else None
+        qualname = testgen.check_dotted(module, "--module")
+        request = testgen.target_request("module", qualname, init_args)
+        result = testgen.probe_target(ws.python(), request, ws.settings)
+        build = partial(testgen.module_spec, result, init_args, test_name)
+    elif from_repro:
+        folder = testgen.resolve_repro_dir(from_repro, base / ws.settings.get("repros_dir"))
+        build = partial(testgen.repro_spec, testgen.read_repro(folder), test_name)
+    else:
+        assert test_name is not None
+        build = partial(testgen.skeleton_spec, test_name, area or "tests")
+
+    if into:
+        file, cls = testgen.split_into(into)
+        plan = testgen.plan_into(build, Path(file), file, cls, ws.root)
+    elif path:
+        plan = testgen.plan_new_file(build(True), path, str(path), ws.root, "--path")
+        if path.exists() and not force and not (to_stdout or dry_run):
+            raise BadInput(
+                f"{path} already exists",
+                f"add the test to it with --into {path}, or pass --force to replace it",
+            )
+    else:
+        plan = testgen.plan_default(build, area, base, ws.root)
+    inserting = plan.summary["action"] == "insert"
+
+    if to_stdout:
+        click.echo(plan.after, nl=False)
+        for note in plan.summary["notes"]:
+            warn(note)
+        return 0
+    # An insertion (--into, or the area's existing file) only adds lines: it needs no --force.
+    # A new test file is an ordinary source file; an edited one keeps its mode (an executable
+    # test stays executable).
+    mode = stat.S_IMODE(plan.path.stat().st_mode) if inserting else 0o644
+    actions = write_outputs(
+        [OutputFile(plan.path, plan.after, mode=mode)],
+        force=force or inserting,
+        dry_run=dry_run,
+    )
+    summary = {
+        **plan.summary,
+        "dry_run": dry_run,
+        "file": "insert" if inserting else actions[str(plan.path)],
+    }
+    if as_json:
+        print_json({**summary, **({"diff": plan.diff()} if dry_run else {})})
+        return 0
+    if dry_run:
+        click.echo(plan.diff(), nl=False)
+    _print_summary(summary, dry_run)
+    return 0
+
+
+def _print_summary(summary: dict[str, Any], dry_run: bool) -> None:
+    verb = "would insert into" if summary["action"] == "insert" else "would write"
+    if not dry_run:
+        verb = "inserted into" if summary["action"] == "insert" else "wrote"
+    click.echo(f"{verb} {summary['path']}")
+    kind = "device-generic" if summary["device_generic"] else "not device-generic"
+    click.echo(f"  class:    {summary['class']} ({kind})")
+    click.echo(f"  test:     {summary['test']}")
+    for device, names in summary["variants"].items():
+        click.echo(f"  {device + ':':<9} {', '.join(names)}")
+    if "owner" in summary:
+        click.echo(f"  owner:    {summary['owner']} (from the {summary['owner_source']})")
+    if "placed_by" in summary:
+        click.echo(f"  placed:   by {summary['placed_by']}")
+    for added in summary.get("imports_added", []):
+        click.echo(f"  import:   {added}")
+    for note in summary["notes"]:
+        click.echo(f"  note:     {note}")
+    if summary["action"] == "create" and summary["file"] == "exists":
+        click.echo("  note:     the file exists and would be refused; pass --force to overwrite")
+    click.echo(f"  run:      {summary['run']}")

@@ -1,0 +1,48 @@
+"""Options shared by several commands, so that each reads and behaves the same everywhere."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from contribkit.cli.app import set_verbose
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+repo = click.option(
+    "-R",
+    "--repo",
+    metavar="OWNER/NAME",
+    default=None,
+    help="Target repository (default: config, else remote 'upstream', else 'origin', else pytorch/pytorch).",
+)
+github_url = click.option(
+    "--github-url",
+    metavar="URL",
+    default=None,
+    help="GitHub API base URL, e.g. https://HOST/api/v3 for Enterprise.",
+)
+python = click.option(
+    "--python",
+    "python",
+    metavar="PATH",
+    default=None,
+    help="Interpreter whose torch is used (default: the one running contribkit).",
+)
+json_output = click.option(
+    "--json", "as_json", is_flag=True, help="Print the result as one JSON object."
+)
+verbose = click.option(
+    "-v",
+    "--verbose",
+    count=True,
+    expose_value=False,
+    callback=set_verbose,
+    help="Show more detail, and a traceback on errors.",
+)
+force = click.option("-f", "--force", is_flag=True, help="Overwrite files that already exist.")
+dry_run = click.option(
+    "-n", "--dry-run", is_flag=True, help="Show what would be written; write nothing."
+)

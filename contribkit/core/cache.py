@@ -1,0 +1,40 @@
+"""The user cache: small JSON documents written atomically (issues, torch probes)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from contribkit.core.config import Settings
+from contribkit.core.fsutil import atomic_write
+
+
+def cache_root(settings: Settings) -> Path:
+    configured = settings.get("cache_dir")
+    if configured:
+        return Path(configured).expanduser()
+    import platformdirs
+
+    return platformdirs.user_cache_path("contribkit")
+
+
+class JsonCache:
+    """One folder of JSON documents named by a hashed key."""
+
+    def __init__(self, root: Path, kind: str) -> None:
+        self.dir = root / kind
+
+    def path(self, key: str) -> Path:
+        return self.dir / (hashlib.sha256(key.encode()).hexdigest()[:32] + ".json")
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        try:
+            doc = json.loads(self.path(key).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return doc if isinstance(doc, dict) and doc.get("key") == key else None
+
+    def put(self, key: str, doc: dict[str, Any]) -> None:
+        atomic_write(self.path(key), json.dumps({**doc, "key": key}, indent=1), force=True)

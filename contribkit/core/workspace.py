@@ -1,0 +1,104 @@
+"""Where a command runs: the repository root, the merged settings, the target repo and interpreter."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from contribkit.core.config import REPO_CONFIG_NAME, ConfigError, Settings, load_settings
+from contribkit.core.errors import BadInput, warn
+from contribkit.git import cmd as gitcmd
+
+DEFAULT_REPO = "pytorch/pytorch"
+
+_REMOTE_RE = re.compile(
+    r"""^(?:
+        (?:https?|git|ssh)://(?:[^@/]+@)?(?P<host1>[^/:]+)(?::\d+)?/   # scheme://[user@]host[:port]/
+      | (?:[^@/]+@)?(?P<host2>[^/:]+):                                 # [user@]host:
+    )(?P<owner>[^/]+)/(?P<name>[^/]+?)(?:\.git)?/?$""",
+    re.VERBOSE,
+)
+_SLUG_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+
+
+def parse_remote_url(url: str) -> tuple[str, str] | None:
+    """``(host, "owner/name")`` from a git remote URL, or None when it is not host/owner/name."""
+    m = _REMOTE_RE.match(url.strip())
+    if not m:
+        return None
+    host = m.group("host1") or m.group("host2")
+    return host, f"{m.group('owner')}/{m.group('name')}"
+
+
+def validate_slug(slug: str) -> str:
+    if not _SLUG_RE.match(slug):
+        raise BadInput(
+            f"'{slug}' is not a repository in OWNER/NAME form", hint="e.g. --repo pytorch/pytorch"
+        )
+    return slug
+
+
+@dataclass
+class Workspace:
+    root: Path | None
+    settings: Settings
+
+    @classmethod
+    def load(cls, cwd: Path | None = None, **cli: Any) -> Workspace:
+        root = gitcmd.repo_root(cwd)
+        try:
+            settings = load_settings(cli, root)
+        except ConfigError as exc:
+            raise BadInput(str(exc), hint="fix or remove the offending setting") from exc
+        for message in settings.warnings:
+            warn(message)
+        if root is not None and (root / REPO_CONFIG_NAME).is_file():
+            gitcmd.ensure_excluded(root, (f"/{REPO_CONFIG_NAME}",))  # never committed to PyTorch
+        return cls(root, settings)
+
+    def require_root(self) -> Path:
+        if self.root is None:
+            raise BadInput("not inside a git repository", hint="cd into your PyTorch fork first")
+        return self.root
+
+    def remote_slug(self, remote: str) -> str | None:
+        if self.root is None:
+            return None
+        url = gitcmd.git("remote", "get-url", remote, cwd=self.root, check=False)
+        parsed = parse_remote_url(url) if url else None
+        return parsed[1] if parsed else None
+
+    def repo(self) -> tuple[str, str]:
+        """The target repository and where it came from."""
+        configured = self.settings.get("repo")
+        if configured:
+            return validate_slug(configured), self.settings.sources["repo"]
+        for remote in (self.settings.get("upstream_remote"), "origin"):
+            slug = self.remote_slug(remote)
+            if slug:
+                return slug, f"git remote '{remote}'"
+        return DEFAULT_REPO, "default"
+
+    def python(self) -> str:
+        """The target interpreter: --python, config, else the one running contribkit."""
+        configured = self.settings.get("python")
+        return resolve_python(configured) if configured else sys.executable
+
+
+def resolve_python(name: str) -> str:
+    """An interpreter given as a path or a command name, as an absolute path; BadInput when it is
+    not an executable file (the one check of ``--python`` and the ``python`` setting)."""
+    found = name if os.sep in name else shutil.which(name)
+    if not found or not Path(found).is_file():
+        raise BadInput(f"interpreter '{name}' not found", hint="pass a path to a python executable")
+    if not os.access(found, os.X_OK):
+        raise BadInput(
+            f"interpreter '{name}' is not executable",
+            hint="pass a path to a python executable, e.g. ~/pytorch/venv/bin/python",
+        )
+    return str(Path(found).absolute())

@@ -1,0 +1,1 @@
+"""``contribkit debug``: presets and plan, running it, reading its logs, TORCH_LOGS names."""

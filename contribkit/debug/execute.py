@@ -1,0 +1,226 @@
+"""Running a debug plan (``contribkit debug --run``): the same runs the generated script makes,
+through the runner wrapper, with a scrubbed environment; each run's log is summarised."""
+
+from __future__ import annotations
+
+import json
+import signal
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from contribkit.core.errors import BadInput
+from contribkit.debug.logsummary import RunSummary, read_log, summarise
+from contribkit.debug.plan import BACKENDS, DebugPlan, runner_source
+from contribkit.target.reprolib import VERDICT_EXIT
+
+DEBUG_LOG_CAP = 64 * 1024 * 1024
+TIMEOUT_EXIT = 124  # as GNU timeout
+
+
+@dataclass
+class BackendRun:
+    """One run of the target: the whole run, or one backend of an ablation."""
+
+    backend: str | None
+    exit_code: int
+    timed_out: bool
+    duration_s: float
+    log: Path
+    summary: RunSummary
+    report: dict[str, Any] | None  # what the runner counted (compile calls, Dynamo counters)
+    log_truncated: bool = False
+
+    @property
+    def status(self) -> str:
+        """PASS/FAIL from the exit code, or the repro's own verdict when it printed one."""
+        if self.timed_out:
+            return "TIMEOUT"
+        verdict = self.summary.verdict[0] if self.summary.verdict else None
+        if verdict in VERDICT_EXIT:
+            return verdict
+        return "PASS" if self.exit_code == 0 else "FAIL"
+
+    @property
+    def failed(self) -> bool:
+        return self.status in ("FAIL", "REPRODUCED", "TIMEOUT")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "backend": self.backend,
+            "status": self.status,
+            "exit_code": self.exit_code,
+            "timed_out": self.timed_out,
+            "duration_s": round(self.duration_s, 3),
+            "log": str(self.log),
+            "log_truncated": self.log_truncated,
+            # counted only where the runner wraps torch.compile (an ablation)
+            "compile_calls": (self.report or {}).get("compile_calls") if self.backend else None,
+            "dynamo": (self.report or {}).get("dynamo"),
+            **self.summary.as_dict(),
+        }
+
+
+@dataclass
+class DebugRun:
+    plan: DebugPlan
+    runs: list[BackendRun] = field(default_factory=list)
+    artefacts: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def first_failure(self) -> BackendRun | None:
+        return next((r for r in self.runs if r.failed), None)
+
+    @property
+    def exit_code(self) -> int:
+        """The script's exit code. For an ablation: that of the first failing backend; else 125
+        (the repro contract's CANNOT_RUN) when some backend could not run the repro; else 0."""
+        if not self.plan.ablation:
+            return self.runs[0].exit_code
+        first = self.first_failure
+        if first:
+            return first.exit_code
+        return VERDICT_EXIT["CANNOT_RUN"] if any(r.status == "CANNOT_RUN" for r in self.runs) else 0
+
+    def as_dict(self) -> dict[str, Any]:
+        first = self.first_failure
+        data: dict[str, Any] = {
+            "script": str(self.plan.target),
+            "python": self.plan.python,
+            "torch_version": self.plan.registry.torch_version,
+            "torch_logs": str(self.plan.logs),
+            "presets": self.plan.presets,
+            "exit_code": self.exit_code,
+            "artefacts": [{"kind": k, "path": p} for k, p in self.artefacts],
+            "notes": [self.plan.note_text(n) for n in self.plan.notes],
+            "warnings": self.plan.warnings,
+        }
+        if self.plan.ablation:
+            data["ablation"] = [r.as_dict() for r in self.runs]
+            data["first_failure"] = first.backend if first else None
+            data["first_failure_points_at"] = (
+                BACKENDS[first.backend] if first and first.backend else None
+            )
+        else:
+            data["run"] = self.runs[0].as_dict()
+        return data
+
+
+def check_runnable(plan: DebugPlan) -> None:
+    """A run needs torch in the target interpreter: say so clearly when it is missing."""
+    if plan.registry.fallback:
+        raise BadInput(
+            f"cannot run: torch is not importable by {plan.python} ({plan.registry.error})",
+            hint="install torch in that interpreter, or pass --python PATH",
+        )
+
+
+def exit_code_of(returncode: int | None) -> int:
+    if returncode is None:
+        return TIMEOUT_EXIT
+    return 128 + abs(returncode) if returncode < 0 else returncode
+
+
+def run_plan(
+    plan: DebugPlan, *, scrub: Sequence[str] = (), timeout: float | None = None
+) -> DebugRun:
+    """Run the target as the script would, with a scrubbed environment, and summarise each run."""
+    from contribkit.core.proc import run_child, scrubbed_env
+
+    check_runnable(plan)
+    result = DebugRun(plan)
+    started = time.time()
+    runner = runner_source()
+    backends: list[str | None] = list(BACKENDS) if plan.ablation else [None]
+    with tempfile.TemporaryDirectory(prefix="contribkit-debug-") as scratch:
+        for backend in backends:
+            report_path = Path(scratch, f"report-{backend or 'run'}.json")
+            flags = ["--report", str(report_path)]
+            if plan.anomaly:
+                flags.append("--anomaly")
+            if backend:
+                flags += ["--backend", backend]
+            log = plan.artefact(f".{backend}.log") if backend else plan.log_path
+            log.parent.mkdir(parents=True, exist_ok=True)
+            child = run_child(
+                [plan.python, "-c", runner, *flags, "--", str(plan.target), *plan.script_args],
+                env=scrubbed_env(extra_patterns=scrub, overrides=plan.env_values(backend)),
+                cwd=plan.target.parent,
+                timeout=timeout,
+                log_path=log,
+                log_cap=DEBUG_LOG_CAP,
+            )
+            report = _read_json(report_path)
+            summary = summarise(
+                read_log(log),
+                graph_breaks_logged=plan.logs_named("graph_breaks"),
+                recompiles_logged=plan.logs_named("recompiles")
+                or plan.logs_named("recompiles_verbose"),
+                dynamo=(report or {}).get("dynamo"),
+            )
+            result.runs.append(
+                BackendRun(
+                    backend=backend,
+                    exit_code=exit_code_of(child.returncode),
+                    timed_out=child.timed_out,
+                    duration_s=child.duration_s,
+                    log=log,
+                    summary=summary,
+                    report=report,
+                    log_truncated=child.log_truncated,
+                )
+            )
+    result.artefacts = collect_artefacts(plan, result.runs, since=started)
+    return result
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def collect_artefacts(
+    plan: DebugPlan, runs: Sequence[BackendRun], since: float
+) -> list[tuple[str, str]]:
+    """Where this run's outputs went: logs, trace, debug dirs and generated code."""
+    found: list[tuple[str, str]] = []
+
+    def add(kind: str, path: Path | str) -> None:
+        p = Path(path)
+        empty_file = p.is_file() and p.stat().st_size == 0
+        if (kind, str(path)) not in found and p.exists() and not empty_file:
+            found.append((kind, str(path)))
+
+    for run in runs:
+        add("combined output" + (f" ({run.backend})" if run.backend else ""), run.log)
+    env = plan.env_values()
+    for backend in [r.backend for r in runs]:
+        add("torch logs", plan.env_values(backend)["TORCH_LOGS_OUT"])
+    if "TORCH_TRACE" in env:
+        add("trace dir (TORCH_TRACE)", env["TORCH_TRACE"])
+    if "TORCH_COMPILE_DEBUG_DIR" in env:
+        root = Path(env["TORCH_COMPILE_DEBUG_DIR"], "torch_compile_debug")
+        for run_dir in sorted(root.glob("run_*")):
+            if run_dir.stat().st_mtime >= since - 1:
+                add("debug dir", run_dir)
+                for launcher in sorted(run_dir.glob("minifier/minifier_launcher.py")):
+                    add("minifier launcher", launcher)
+    for run in runs:
+        for kind, path in run.summary.artefacts:
+            add(kind, path)
+    return found
+
+
+def signal_name(exit_code: int) -> str | None:
+    if exit_code > 128:
+        try:
+            return signal.Signals(exit_code - 128).name
+        except ValueError:
+            return None
+    return None

@@ -1,0 +1,1 @@
+"""``contribkit demo``: the whole workflow, offline, on the bundled example."""

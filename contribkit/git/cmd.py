@@ -1,0 +1,175 @@
+"""Light git access through the git CLI (standard library only).
+
+The hooks and the CLI's start-up path use this; richer history queries live in
+:mod:`contribkit.git.facts` (GitPython). ``subprocess`` and ``pathlib`` are imported by the
+functions that need them: the commit-msg hook runs on every commit and usually needs neither.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Collection, Sequence
+    from pathlib import Path
+
+# Scratch outputs that must never be committed by accident (DESIGN.md, Safety).
+SCRATCH_EXCLUDES = (
+    "/repros/",
+    "/.contribkit/",
+    "/.contribkit.toml",
+    "debug_issue.sh",
+    "torch_compile_debug/",
+    "tl_out/",
+    "minifier_launcher.py",
+)
+
+EXCLUDE_HEADER = "# added by contribkit (scratch outputs; never committed)"
+
+
+class GitError(Exception):
+    pass
+
+
+def git(*args: str, cwd: Path | str | None = None, check: bool = True) -> str:
+    """Run ``git args`` and return stdout without the trailing newline."""
+    import subprocess
+
+    try:
+        proc = subprocess.run(
+            ["git", *args],
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+        )
+    except FileNotFoundError as exc:
+        raise GitError("git is not installed") from exc
+    if check and proc.returncode != 0:
+        raise GitError(proc.stderr.strip() or f"git {' '.join(args)} failed")
+    return proc.stdout.rstrip("\n")
+
+
+def repo_root(cwd: Path | str | None = None) -> Path | None:
+    """The top of the work tree containing ``cwd``, or None outside a repository."""
+    from pathlib import Path
+
+    try:
+        out = git("rev-parse", "--show-toplevel", cwd=cwd)
+    except GitError:
+        return None
+    return Path(out) if out else None
+
+
+def git_path(root: Path, name: str) -> Path:
+    """Resolve a path inside the git dir (works for worktrees), e.g. ``info/exclude``."""
+    from pathlib import Path
+
+    out = git("rev-parse", "--git-path", name, cwd=root)
+    path = Path(out)
+    return path if path.is_absolute() else root / path
+
+
+def root_and_branch(cwd: Path | str | None = None) -> tuple[str | None, str | None]:
+    """The work-tree top (a string) and the checked-out branch (None when detached).
+
+    When ``cwd`` is the top of a repository's main work tree, as it is for git's own hooks,
+    this reads ``.git/HEAD`` instead of starting git; otherwise it asks git, once.
+    """
+    from_files = _head_from_files(os.path.abspath(cwd if cwd is not None else os.curdir))
+    if from_files is not None:
+        return from_files
+    lines = git(
+        "rev-parse", "--show-toplevel", "--symbolic-full-name", "HEAD", cwd=cwd, check=False
+    )
+    top, _, ref = lines.partition("\n")
+    if not top:
+        return None, None
+    if ref.startswith("refs/heads/"):
+        return top, ref.removeprefix("refs/heads/")
+    return top, current_branch(top)  # detached, or a branch with no commit yet
+
+
+def _head_from_files(top: str) -> tuple[str, str | None] | None:
+    """``(top, branch)`` from ``top/.git/HEAD``, or None whenever git must be asked: the
+    environment points git elsewhere, ``top`` is no repository top, or HEAD is not a plain
+    file (the reftable backend keeps a placeholder there)."""
+    if any(os.environ.get(v) for v in ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR")):
+        return None
+    try:
+        with open(os.path.join(top, ".git", "HEAD"), encoding="utf-8") as fh:
+            head = fh.read().strip()
+    except OSError:  # no .git folder here (a subfolder, a linked worktree, not a repository)
+        return None
+    if head.startswith("ref: refs/heads/"):
+        branch = head.removeprefix("ref: refs/heads/")
+        return None if branch == ".invalid" else (top, branch)
+    if len(head) in (40, 64) and all(c in "0123456789abcdef" for c in head):
+        return top, None  # detached
+    return None
+
+
+def current_branch(root: Path | str) -> str | None:
+    """The checked-out branch, or None on a detached HEAD."""
+    out = git("symbolic-ref", "--quiet", "--short", "HEAD", cwd=root, check=False)
+    return out or None
+
+
+def _exclude_file(root: Path) -> tuple[Path, list[str]]:
+    exclude = git_path(root, "info/exclude")
+    lines = exclude.read_text(encoding="utf-8").splitlines() if exclude.exists() else []
+    return exclude, lines
+
+
+def missing_excludes(root: Path, patterns: tuple[str, ...] = SCRATCH_EXCLUDES) -> list[str]:
+    """The ``patterns`` not yet in ``.git/info/exclude``."""
+    _, existing = _exclude_file(root)
+    return [p for p in patterns if p not in existing]
+
+
+def ensure_excluded(root: Path, patterns: tuple[str, ...] = SCRATCH_EXCLUDES) -> list[str]:
+    """Append missing ``patterns`` to ``.git/info/exclude``, under contribkit's header; return
+    the lines appended (a blank separator and the header included), for
+    :func:`remove_excluded`."""
+    exclude, existing = _exclude_file(root)
+    missing = [p for p in patterns if p not in existing]
+    if not missing:
+        return []
+    added = [] if EXCLUDE_HEADER in existing else [EXCLUDE_HEADER]
+    if added and existing and existing[-1].strip():
+        added.insert(0, "")
+    added += missing
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    exclude.write_text("".join(line + "\n" for line in [*existing, *added]), encoding="utf-8")
+    return added
+
+
+def remove_excluded(
+    root: Path, added: Sequence[str], keep: Collection[str] = ()
+) -> tuple[list[str], list[str]]:
+    """Undo :func:`ensure_excluded`: remove the ``added`` lines it returned, but for the
+    patterns in ``keep``; its header (and the blank line it put before it) goes only once no
+    pattern is left under it. Lines that were there before it ran are never touched.
+
+    Returns the patterns removed, and the ``added`` lines still in the file.
+    """
+    exclude, lines = _exclude_file(root)
+    before = list(lines)
+    removed = []
+    for line in added:
+        if line and line != EXCLUDE_HEADER and line not in keep and line in lines:
+            del lines[len(lines) - 1 - lines[::-1].index(line)]  # the last one: it was appended
+            removed.append(line)
+    if EXCLUDE_HEADER in added and EXCLUDE_HEADER in lines:
+        at = len(lines) - 1 - lines[::-1].index(EXCLUDE_HEADER)
+        if at + 1 == len(lines) or not lines[at + 1].strip():  # nothing left under it
+            del lines[at]
+            if "" in added and at > 0 and not lines[at - 1].strip():
+                del lines[at - 1]
+    if lines != before:
+        exclude.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    left = [line for line in added if line and line not in removed and line in lines]
+    return removed, ([""] if "" in added and EXCLUDE_HEADER in left else []) + left

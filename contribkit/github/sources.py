@@ -1,0 +1,289 @@
+"""Where issues come from: GitHub (cached with ETags), a saved file, or the bundled example."""
+
+from __future__ import annotations
+
+import codecs
+import json
+import re
+import sys
+import time
+from dataclasses import dataclass
+from importlib import resources
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+from contribkit.core.cache import JsonCache, cache_root
+from contribkit.core.config import Settings
+from contribkit.core.errors import BadInput
+from contribkit.core.workspace import validate_slug
+from contribkit.github.auth import Token, api_host
+from contribkit.github.client import GitHubUnavailable, github_errors, make_client
+from contribkit.issue.model import Comment, Issue
+
+MAX_COMMENTS = 500
+_REF = re.compile(r"^(?:(?P<repo>[\w.-]+/[\w.-]+))?#?(?P<number>\d+)$")
+_URL = re.compile(
+    r"^https?://[^/]+/(?P<repo>[\w.-]+/[\w.-]+)/(?P<kind>issues|pull|pulls)/(?P<number>\d+)(?:[/?#].*)?$"
+)
+
+
+@dataclass
+class Fetched:
+    issue: Issue
+    origin: str  # "github", "cache (not modified)", "cache (offline)", "file", "example"
+    warnings: list[str]
+
+
+def parse_issue_ref(text: str) -> tuple[str | None, int]:
+    """``170398``, ``#170398``, ``pytorch/pytorch#170398`` or an issue URL -> (repo or None, number)."""
+    text = text.strip()
+    m = _URL.match(text)
+    if m:
+        if m.group("kind") != "issues":
+            raise BadInput(f"{text} is a pull request, not an issue", "pass the issue the PR fixes")
+        return validate_slug(m.group("repo")), int(m.group("number"))
+    m = _REF.match(text)
+    if not m:
+        raise BadInput(
+            f"'{text}' is not an issue number",
+            "e.g. 170398, pytorch/pytorch#170398 or an issue URL",
+        )
+    repo = m.group("repo")
+    return (validate_slug(repo) if repo else None), int(m.group("number"))
+
+
+def _login(user: Any) -> str | None:
+    if isinstance(user, dict):
+        return user.get("login")
+    return user if isinstance(user, str) else None
+
+
+GH_VIEW_FIELDS = "number,title,body,labels,comments,author,url,state,createdAt,updatedAt"
+
+
+def issue_from_json(data: dict[str, Any], repo: str | None = None) -> Issue:
+    """An Issue from GitHub's issue JSON, from ``gh issue view --json`` (``author``, ``url``,
+    camelCase dates), or from a saved variant of either (string users and labels)."""
+    labels = [
+        lab.get("name", "") if isinstance(lab, dict) else str(lab)
+        for lab in data.get("labels") or []
+    ]
+    raw_comments = data.get("comments")
+    comments = []
+    for c in raw_comments if isinstance(raw_comments, list) else []:  # the API gives a count here
+        if isinstance(c, dict):
+            comments.append(
+                Comment(
+                    author=_login(c.get("user")) or _login(c.get("author")) or "unknown",
+                    body=c.get("body") or "",
+                    created_at=c.get("created_at") or c.get("createdAt") or c.get("date"),
+                )
+            )
+    number = data.get("number")
+    state = data.get("state")
+    url = data.get("html_url") or _web_url(data.get("url"))
+    return Issue(
+        title=str(data.get("title") or ""),
+        body=data.get("body") or "",
+        number=int(number)
+        if isinstance(number, int) or (isinstance(number, str) and number.isdigit())
+        else None,
+        repo=repo or data.get("repo") or _repo_from_url(url),
+        url=url,
+        labels=[lab for lab in labels if lab],
+        state=state.lower() if isinstance(state, str) else None,
+        author=_login(data.get("user")) or _login(data.get("author")),
+        created_at=data.get("created_at") or data.get("createdAt"),
+        updated_at=data.get("updated_at") or data.get("updatedAt"),
+        comments=comments,
+    )
+
+
+def _web_url(url: Any) -> str | None:
+    """gh's ``url`` is the web address; the REST API's is the API's, which a reader can't open."""
+    return url if isinstance(url, str) and _URL.match(url) else None
+
+
+def _repo_from_url(url: Any) -> str | None:
+    m = _URL.match(url) if isinstance(url, str) else None
+    return m.group("repo") if m else None
+
+
+def decode_text(raw: bytes, name: str) -> str:
+    for bom, encoding in (
+        (codecs.BOM_UTF8, "utf-8-sig"),
+        (codecs.BOM_UTF16_LE, "utf-16"),
+        (codecs.BOM_UTF16_BE, "utf-16"),
+    ):
+        if raw.startswith(bom):
+            return raw.decode(encoding)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadInput(
+            f"{name} is not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})",
+            f"convert it first, e.g. iconv -f latin1 -t utf-8 {name}",
+        ) from exc
+
+
+def load_issue_file(path: str) -> Fetched:
+    """A saved issue: GitHub issue JSON, or a markdown body (``-`` reads stdin)."""
+    if path == "-":
+        raw, name = sys.stdin.buffer.read(), "<stdin>"
+    else:
+        file = Path(path)
+        if file.is_dir():
+            raise BadInput(
+                f"{path} is a directory", "pass a saved issue body (.md) or GitHub issue JSON"
+            )
+        if not file.is_file():
+            raise BadInput(
+                f"{path}: no such file", "pass a saved issue body (.md) or GitHub issue JSON"
+            )
+        raw, name = file.read_bytes(), path
+    text = decode_text(raw, name)
+    if not text.strip():
+        raise BadInput(
+            f"{name} is empty", "save the issue's body there first, or pass the issue number"
+        )
+    warnings: list[str] = []
+    if name.endswith(".json") or text.lstrip().startswith(("{", "[")):
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise BadInput(
+                f"{name}: invalid JSON ({exc})",
+                f"save the issue with `gh issue view N --json {GH_VIEW_FIELDS}`",
+            ) from exc
+        problem = _not_issue_json(data)
+        if problem:
+            raise BadInput(
+                f"{name} is not GitHub issue JSON ({problem})",
+                f"save it with `gh issue view N --json {GH_VIEW_FIELDS}`",
+            )
+        if data.get("body_complete") is False:
+            warnings.append(
+                f"{name}: the saved body was cut short; code or tracebacks may be missing"
+            )
+        issue = issue_from_json(data)
+    else:
+        title = next(
+            (ln.lstrip("# ").strip() for ln in text.splitlines() if ln.startswith("# ")), ""
+        )
+        issue = Issue(title=title or Path(name).stem, body=text)
+    return Fetched(issue, "file", warnings)
+
+
+def _not_issue_json(data: Any) -> str | None:
+    """Why ``data`` is not an issue in GitHub's JSON shape, or None when it is."""
+    if not isinstance(data, dict):
+        return f"a JSON {type(data).__name__}, not an object"
+    if "body" not in data:
+        return "no 'body' key"
+    for key in ("body", "title", "html_url", "state"):
+        if data.get(key) is not None and not isinstance(data[key], str):
+            return f"'{key}' must be a string"
+    number = data.get("number")
+    if number is not None and not (
+        isinstance(number, int) or (isinstance(number, str) and number.isdigit())
+    ):
+        return "'number' must be a number"
+    for key in ("labels", "comments"):
+        if data.get(key) is not None and not isinstance(data[key], (list, int)):
+            return f"'{key}' must be a list"
+    return None
+
+
+def example_issue() -> Fetched:
+    """The bundled example (written for contribkit; used by the README quickstart and `demo`)."""
+    data = json.loads(
+        resources.files("contribkit.data")
+        .joinpath("example_issue.json")
+        .read_text(encoding="utf-8")
+    )
+    return Fetched(issue_from_json(data), "example", [])
+
+
+def _cache_key(settings: Settings, repo: str, number: int) -> str:
+    return f"{api_host(settings.get('github_url'))}/{repo.lower()}/{number}"
+
+
+def fetch_issue(
+    settings: Settings,
+    repo: str,
+    number: int,
+    token: Token,
+    *,
+    offline: bool = False,
+    refresh: bool = False,
+) -> Fetched:
+    """The issue and its comments, through the cache: ``If-None-Match`` makes an unchanged issue free.
+
+    At most ``1 + ceil(comments / 100)`` requests; a 304 costs one request and no rate limit.
+    """
+    cache = JsonCache(cache_root(settings), "issues")
+    key = _cache_key(settings, repo, number)
+    cached = cache.get(key)
+    what = f"issue #{number} in {repo}"
+    if offline:
+        if not cached:
+            raise BadInput(
+                f"{what} is not in the cache", f"run `contribkit repro {repo}#{number}` once online"
+            )
+        return Fetched(Issue.from_dict(cached["issue"]), "cache (offline)", [])
+    gh = make_client(settings, token)
+    headers = (
+        {"If-None-Match": cached["etag"]} if cached and cached.get("etag") and not refresh else None
+    )
+    warnings = (
+        []
+        if token
+        else ["no GitHub token: anonymous requests are limited to 60 an hour (gh auth login)"]
+    )
+    try:
+        with github_errors(what, token, settings.get("github_url")):
+            response_headers, data = gh.requester.requestJsonAndCheck(
+                "GET", f"/repos/{repo}/issues/{number}", headers=headers
+            )
+            if data is None and cached:  # 304 Not Modified
+                return Fetched(Issue.from_dict(cached["issue"]), "cache (not modified)", warnings)
+            if not isinstance(data, dict):
+                raise BadInput(f"GitHub returned no issue data for {what}")
+            if data.get("pull_request"):
+                raise BadInput(
+                    f"#{number} in {repo} is a pull request, not an issue",
+                    f"gh pr view {number} -R {repo}",
+                )
+            issue = issue_from_json(data, repo)
+            if data.get("comments"):
+                comments = gh.get_repo(repo).get_issue(number).get_comments()
+                for comment in islice(comments, MAX_COMMENTS):  # attribute reads cost no request
+                    issue.comments.append(
+                        Comment(
+                            comment.user.login, comment.body or "", comment.created_at.isoformat()
+                        )
+                    )
+                if data["comments"] > MAX_COMMENTS:
+                    warnings.append(
+                        f"only the first {MAX_COMMENTS} of {data['comments']} comments were read"
+                    )
+    except GitHubUnavailable as exc:
+        if not cached:
+            raise
+        note = f"{exc.message}; using the cached copy from {cached.get('fetched_at', 'earlier')}"
+        return Fetched(
+            Issue.from_dict(cached["issue"]), "cache (GitHub unavailable)", [*warnings, note]
+        )
+    finally:
+        gh.close()
+    etag = {k.lower(): v for k, v in response_headers.items()}.get("etag")
+    cache.put(
+        key,
+        {
+            "etag": etag,
+            "fetched_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "issue": issue.as_dict(),
+        },
+    )
+    return Fetched(issue, "github", warnings)

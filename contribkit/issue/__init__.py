@@ -1,0 +1,1 @@
+"""The issue model and reading an issue's markdown into code, signatures, environment and expectations."""

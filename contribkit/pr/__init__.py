@@ -1,0 +1,1 @@
+"""Pull requests: gathering and drafting the body, checking it, labels, and ``submit``."""

@@ -1,0 +1,819 @@
+"""PR titles and bodies in PyTorch's conventions, for ``contribkit pr`` and ``contribkit submit``.
+
+Two steps. :func:`gather` reads what is on disk and asks GitHub (through the issue cache) for
+what the body needs: the branch's facts, the issue's title, labels and ``cc`` line, the latest run
+record for HEAD (and an earlier one that reproduced the bug), a bench record, the fork's PR
+template and labeler.yml. :func:`draft` is pure: it turns those inputs into a title, a body
+rendered from ``templates/pr_body.md.j2`` (or ``--template``), the suggested label and the
+placeholders left.
+
+The body follows what PyTorch's mergebot, CI and reviewers read: ``Fixes #N`` first (the landed
+commit message is the title and body); prose from the commit bodies, not a list of changes; a
+Test plan naming the test files and commands (target determination runs tests named in the body
+first); the device matrix that was really run; a Performance section only from a bench record;
+the template's checklist; one release-notes label; an "Agent details" section when an AI helped
+(AI_POLICY.md); and the issue's ``cc`` line. What cannot be known is a marked placeholder.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from contribkit.core.config import KEYS
+from contribkit.core.errors import ContribkitError
+from contribkit.git.facts import BranchFacts, Commit
+from contribkit.hooks.commit_msg import skip_kind, split_trailers, title_parts
+from contribkit.pr.check import (
+    CLOSING_WORDS,
+    CheckContext,
+    ai_trailers,
+    check_title,
+    placeholder,
+    placeholders_in,
+)
+from contribkit.pr.labels import LabelSuggestion, suggest_labels
+from contribkit.run.benchrecord import BenchRecord, bench_for_head, markdown_table
+from contribkit.run.record import (
+    SKIPPED,
+    Cell,
+    RunRecord,
+    markdown_matrix,
+    records_newest_first,
+)
+from contribkit.run.runner import is_test_file_name, relpath
+
+if TYPE_CHECKING:
+    from contribkit.core.config import Settings
+    from contribkit.core.workspace import Workspace
+
+TEMPLATE = "pr_body.md.j2"
+AI_HEADING = "Agent details"  # the section AI_POLICY.md names
+PR_TEMPLATE_PATHS = (
+    ".github/PULL_REQUEST_TEMPLATE.md",
+    ".github/pull_request_template.md",
+    "PULL_REQUEST_TEMPLATE.md",
+    "pull_request_template.md",
+    "docs/PULL_REQUEST_TEMPLATE.md",
+    "docs/pull_request_template.md",
+)
+# PyTorch's own template (.github/PULL_REQUEST_TEMPLATE.md), for forks that lack it.
+PYTORCH_CHECKLIST = (
+    "- [ ] I am familiar with [CONTRIBUTING.md](CONTRIBUTING.md).",
+    "- [ ] I ran `lintrunner -a`, and fixed all errors relevant to this change.",
+)
+MAX_K_NAMES = 6  # more new tests than this: name the file, not each test
+
+_CHECKLIST_RE = re.compile(r"^\s*[-*+]\s+\[[ xX]\]\s+\S")
+_TEMPLATE_FIXES_RE = re.compile(rf"^\s*({CLOSING_WORDS})\b", re.IGNORECASE)
+_HEADING_RE = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
+_AI_HEADING_RE = re.compile(r"\bagent details\b|\bai\b", re.IGNORECASE)
+_CC_RE = re.compile(r"^[ \t]*cc:?((?:[ \t,]+@[\w.-]+(?:/[\w.-]+)?)+)[ \t]*$", re.IGNORECASE | re.M)
+_SECTION_LABEL_RE = re.compile(
+    r"^(root[ -]cause|cause|solution|the fix|test[ _-]?plan|testing)\s*:\s*", re.IGNORECASE
+)
+_LABEL_KEYS = {
+    "root cause": "root_cause",
+    "root-cause": "root_cause",
+    "cause": "root_cause",
+    "solution": "solution",
+    "the fix": "solution",
+}
+_TEST_DEF_RE = re.compile(r"^\s*(?:async\s+)?def\s+(test_\w+)\s*\(")
+_CONVENTIONAL_TYPE_OF_VERB = {
+    "fix": "fix",
+    "add": "feat",
+    "implement": "feat",
+    "support": "feat",
+    "introduce": "feat",
+    "enable": "feat",
+    "document": "docs",
+    "docs": "docs",
+    "test": "test",
+    "refactor": "refactor",
+    "rename": "refactor",
+    "move": "refactor",
+    "simplify": "refactor",
+    "speed": "perf",
+    "optimize": "perf",
+    "vectorize": "perf",
+    "revert": "revert",
+}
+
+
+# -- inputs -------------------------------------------------------------------------------------
+@dataclass
+class IssueFacts:
+    number: int
+    repo: str | None = None
+    title: str | None = None
+    url: str | None = None
+    labels: list[str] = field(default_factory=list)
+    cc: str | None = None  # "cc @a @b", as the issue ends
+    source: str = "unknown"  # "github", "cache (offline)", "repros/issue-N/meta.json", …
+
+
+@dataclass
+class PrTemplate:
+    """The lines of the fork's PR template that every body keeps."""
+
+    path: str
+    closing_word: str = "Fixes"  # as the template's "Fixes #ISSUE_NUMBER" line has it
+    checklist: list[str] = field(default_factory=list)
+    ai_heading: str | None = None  # the template's own AI section heading, if it has one
+
+
+@dataclass
+class PrInputs:
+    """Everything :func:`draft` turns into a PR: read from disk and GitHub by :func:`gather`."""
+
+    facts: BranchFacts
+    issue: IssueFacts | None
+    record: RunRecord | None  # the latest run record for HEAD (after the fix)
+    record_path: str | None
+    before: dict[str, tuple[RunRecord, Cell]]  # repro file -> an earlier REPRODUCED cell
+    bench: BenchRecord | None
+    bench_path: str | None
+    template: PrTemplate | None
+    labels: LabelSuggestion
+    added: dict[str, list[str]]  # changed test file -> the lines it gained
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class PrDraft:
+    title: str
+    body: str
+    labels: list[str]  # the suggested release-notes label (none when it is a placeholder)
+    label_reason: str
+    bot_command: str | None
+    placeholders: list[str]
+    title_problems: list[str]
+    warnings: list[str]
+    issue: IssueFacts | None
+    record_path: str | None
+    bench_path: str | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def read_pr_template(root: Path) -> tuple[PrTemplate | None, list[str]]:
+    """The fork's PR template: the first of GitHub's locations, else the only file in a
+    ``PULL_REQUEST_TEMPLATE/`` folder (with several, the first by name, with a warning)."""
+    candidates = [root / p for p in PR_TEMPLATE_PATHS]
+    warnings: list[str] = []
+    path = next((p for p in candidates if p.is_file()), None)
+    if path is None:
+        for folder in (".github", "", "docs"):
+            many = sorted((root / folder / "PULL_REQUEST_TEMPLATE").glob("*.md"))
+            if many:
+                path = many[0]
+                if len(many) > 1:
+                    warnings.append(
+                        f"{len(many)} PR templates in {relpath(path.parent, root)}; "
+                        f"kept the lines of {path.name}"
+                    )
+                break
+    if path is None:
+        return None, warnings
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, [*warnings, f"{relpath(path, root)}: unreadable ({exc}); ignored"]
+    template = PrTemplate(relpath(path, root))
+    for line in text.splitlines():
+        fixes = _TEMPLATE_FIXES_RE.match(line)
+        if fixes and "#" in line:
+            template.closing_word = fixes.group(1)
+        elif _CHECKLIST_RE.match(line):
+            template.checklist.append(line.rstrip())
+        else:
+            heading = _HEADING_RE.match(line)
+            if heading and _AI_HEADING_RE.search(heading.group(1)):
+                template.ai_heading = heading.group(1)
+    return template, warnings
+
+
+def cc_line(text: str) -> str | None:
+    """The last ``cc @a @b`` line of an issue body, normalised."""
+    found = _CC_RE.findall(text)
+    if not found:
+        return None
+    return "cc " + " ".join(re.findall(r"@[\w.-]+(?:/[\w.-]+)?", found[-1]))
+
+
+def _issue_md_body(path: Path) -> str | None:
+    """The issue body kept in a repro folder's issue.md (between '## Body' and the comments)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    _, found, body = text.partition("\n## Body\n")
+    return body.split("\n## Comment by @", 1)[0] if found else None
+
+
+def issue_facts(
+    ws: Workspace, root: Path, number: int, *, offline: bool
+) -> tuple[IssueFacts, list[str]]:
+    """The issue's title, labels and cc line: from GitHub through the issue cache (offline: the
+    cache only), else from the repro folder ``contribkit repro`` wrote. Never fails."""
+    from contribkit.github.auth import resolve_token
+    from contribkit.github.sources import fetch_issue
+
+    settings = ws.settings
+    folder = root / settings.get("repros_dir") / f"issue-{number}"
+    meta: dict[str, Any] = {}
+    try:
+        loaded = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+        meta = loaded if isinstance(loaded, dict) else {}
+    except (OSError, ValueError):
+        pass
+    configured = settings.get("repo")
+    repo = configured or meta.get("repo") or ws.repo()[0]
+    facts = IssueFacts(number, repo=repo)
+    warnings: list[str] = []
+    try:
+        github = settings.get("github_url")
+        fetched = fetch_issue(
+            settings, repo, number, resolve_token(github, use_gh=not offline), offline=offline
+        )
+    except ContribkitError as exc:
+        if not offline:
+            warnings.append(f"issue #{number}: {exc.message}; the body uses what is on disk")
+    else:
+        item = fetched.issue
+        warnings += fetched.warnings
+        facts.title, facts.url, facts.labels = item.title or None, item.url, list(item.labels)
+        facts.cc, facts.source = cc_line(item.body), fetched.origin
+        return facts, warnings
+    if meta:
+        facts.title = meta.get("title") if isinstance(meta.get("title"), str) else None
+        facts.url = meta.get("url") if isinstance(meta.get("url"), str) else None
+        labels = meta.get("labels")
+        facts.labels = [str(x) for x in labels] if isinstance(labels, list) else []
+        body = _issue_md_body(folder / "issue.md")
+        facts.cc = cc_line(body) if body else None
+        facts.source = relpath(folder / "meta.json", root)
+    else:
+        warnings.append(
+            f"issue #{number} is not cached and has no repro folder: its title and cc line are "
+            f"unknown (run `contribkit repro {number}` once online)"
+        )
+    return facts, warnings
+
+
+def _record_for_head(
+    root: Path, head: str
+) -> tuple[tuple[Path, RunRecord] | None, dict[str, tuple[RunRecord, Cell]]]:
+    """The newest after-the-fix record for ``head``, and for each repro an earlier cell that
+    REPRODUCED it (the "before" of the test plan)."""
+    chosen: tuple[Path, RunRecord] | None = None
+    before: dict[str, tuple[RunRecord, Cell]] = {}
+    for path, record in records_newest_first(root):
+        if chosen is None and record.head == head and record.expect == "not-reproduced":
+            chosen = (path, record)
+            continue
+        for cell in record.cells:
+            if cell.kind == "repro" and cell.status == "REPRODUCED" and cell.file not in before:
+                before[cell.file] = (record, cell)
+        if chosen is not None and {c.file for c in chosen[1].cells if c.kind == "repro"} <= set(
+            before
+        ):
+            break  # every repro of the record has its "before": older records add nothing
+    return chosen, before
+
+
+def gather(
+    ws: Workspace,
+    facts: BranchFacts,
+    *,
+    issue: int | None = None,
+    offline: bool = False,
+) -> PrInputs:
+    """Read everything the PR needs. ``issue`` overrides the branch's issue number."""
+    root = ws.require_root()
+    warnings: list[str] = []
+    if facts.merge_base is None:
+        warnings.append(
+            f"no merge-base with {facts.base_ref} (nor with its local or origin branch): no "
+            "commits or changed files to describe"
+        )
+    elif facts.merge_base.note:
+        warnings.append(facts.merge_base.note)
+    if facts.merge_base is not None and not facts.commits:
+        warnings.append(f"no commits since {facts.merge_base.ref}: the body describes nothing yet")
+    if facts.state.dirty:
+        warnings.append("uncommitted changes are not described: commit them first")
+    number = facts.issue_number
+    if issue is not None:
+        if number is not None and number != issue:
+            warnings.append(f"--issue {issue} overrides #{number} (from the {facts.issue_origin})")
+        number = issue
+    found_issue = None
+    if number is not None:
+        found_issue, issue_warnings = issue_facts(ws, root, number, offline=offline)
+        warnings += issue_warnings
+    chosen, before = _record_for_head(root, facts.state.head)
+    record = chosen[1] if chosen else None
+    if record is None:
+        warnings.append(
+            f"no run record for HEAD ({facts.state.short_head}): run `contribkit run` for the "
+            "device matrix"
+        )
+    elif record.dirty or record.diff_hash != facts.state.diff_hash:
+        warnings.append(
+            "the run record for HEAD was made on a different working tree (uncommitted "
+            "changes): run `contribkit run` again"
+        )
+    bench, bench_warnings = bench_for_head(root, facts.state.head)
+    warnings += bench_warnings
+    template, template_warnings = read_pr_template(root)
+    warnings += template_warnings
+    weighed = [
+        (f.path, (f.added or 0) + (f.deleted or 0)) for f in facts.changed_files if f.status != "D"
+    ]
+    labels = suggest_labels(weighed, root)
+    tests = [f.path for f in facts.changed_files if f.status != "D" and _is_test(f.path)]
+    added = {}
+    if facts.merge_base is not None and tests:
+        from contribkit.git.facts import added_lines
+
+        added = added_lines(root, facts.merge_base.sha, tests)
+    return PrInputs(
+        facts=facts,
+        issue=found_issue,
+        record=record,
+        record_path=relpath(chosen[0], root) if chosen else None,
+        before=before,
+        bench=bench[1] if bench else None,
+        bench_path=relpath(bench[0], root) if bench else None,
+        template=template,
+        labels=labels,
+        added={path: added.get(path, []) for path in tests},
+        warnings=warnings,
+    )
+
+
+def _is_test(path: str) -> bool:
+    return is_test_file_name(path.rsplit("/", 1)[-1])
+
+
+# -- the commits' text --------------------------------------------------------------------------
+_ISSUE_LINK = r"(?:[\w.-]+/[\w.-]+#\d+|#\d+|https?://\S+?/(?:issues|pull)/\d+)"
+# A line that only points at issues: "Fixes #1", "Closes #2 and #3", "Refs: o/r#4", "See #5.".
+_REFERENCE_LINE = re.compile(
+    rf"^\s*(?:(?P<closing>{CLOSING_WORDS})|refs?|references?|see(?: also)?"
+    r"|related(?: to)?|part of|xref|follow[- ]up (?:to|of))?:?\s*"
+    rf"{_ISSUE_LINK}(?:\s*(?:,|and)\s*{_ISSUE_LINK})*\s*\.?\s*$",
+    re.IGNORECASE,
+)
+_BULLET = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+\S")
+_LOWER_WORD = re.compile(r"^[a-z](?=[a-z]*(?:[\s,;:!?]|\.(?!\w)|$))")  # a word, not code
+
+
+@dataclass
+class CommitText:
+    summary: list[str] = field(default_factory=list)  # paragraphs
+    root_cause: list[str] = field(default_factory=list)
+    solution: list[str] = field(default_factory=list)
+    test_plan: list[str] = field(default_factory=list)
+    references: list[str] = field(default_factory=list)  # "Refs #12": they go by the Fixes line
+    bullet_lists: list[str] = field(default_factory=list)  # commits whose lists were left out
+
+
+def _sentence(text: str) -> str:
+    """``the kernel …`` -> ``The kernel …``; a first word that looks like code is kept."""
+    return _LOWER_WORD.sub(lambda m: m.group(0).upper(), text, count=1)
+
+
+def _without_lists(paragraph: str) -> tuple[str, bool]:
+    """A paragraph without its bullet items (with their indented continuations, and the
+    ``…:`` line that leads into them), and whether it had any. Code fences are kept whole."""
+    kept: list[str] = []
+    in_item = fenced = found = False
+    for line in paragraph.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        if not fenced and _BULLET.match(line):
+            if not found and kept and kept[-1].rstrip().endswith(":"):
+                kept.pop()  # "This PR:" leads into the list
+            in_item = found = True
+        elif not (in_item and not fenced and line[:1] in (" ", "\t")):
+            in_item = False
+            kept.append(line)
+    return "\n".join(kept).strip(), found
+
+
+def commit_text(commits: Sequence[Commit], issue: int | None) -> CommitText:
+    """The commit bodies (oldest first) split into prose, ``Root cause:``, ``Solution:`` and
+    ``Test Plan:`` paragraphs (as paragraphs or trailers); trailers dropped.
+
+    Lines that only point at issues leave the prose: those closing the PR's issue are dropped
+    (the body's Fixes line says it), others go in ``references``. The summary is prose, as
+    PyTorch asks: bullet lists are left out of it (``bullet_lists`` names their commits).
+    Section text starts with a capital, as a sentence.
+    """
+    out = CommitText()
+    for commit in reversed(commits):
+        text, trailers = split_trailers(commit.body)
+        for key, value in trailers:  # "Solution: …" or "Test Plan: …" as the last paragraph
+            _file_section(out, f"{key}: {value}")
+        kept = []
+        for line in text.splitlines():
+            ref = _REFERENCE_LINE.match(line)
+            if ref is None:
+                kept.append(line)
+                continue
+            numbers = {int(n) for n in re.findall(r"(?:#|/issues/|/pull/)(\d+)", line)}
+            if not (ref.group("closing") and numbers == {issue}):
+                reference = " ".join(line.split())
+                if reference not in out.references:
+                    out.references.append(reference)
+        for paragraph in re.split(r"\n\s*\n", "\n".join(kept)):
+            para = paragraph.strip()
+            if _file_section(out, para):
+                continue
+            para, had_list = _without_lists(para)
+            if had_list and commit.sha[:7] not in out.bullet_lists:
+                out.bullet_lists.append(commit.sha[:7])
+            if para:
+                out.summary.append(para)
+    return out
+
+
+def _file_section(out: CommitText, text: str) -> bool:
+    """File ``Root cause: …``, ``Solution: …`` or ``Test Plan: …`` text (a paragraph or a
+    trailer) under its section; False when ``text`` has no such label."""
+    label = _SECTION_LABEL_RE.match(text)
+    if label is None:
+        return False
+    key = label.group(1).lower()
+    rest = text[label.end() :].strip()
+    if key in _LABEL_KEYS:
+        getattr(out, _LABEL_KEYS[key]).append(_sentence(rest))
+    elif rest:
+        out.test_plan.append(rest)
+    return True
+
+
+# -- the title ----------------------------------------------------------------------------------
+def humanize_branch(branch: str) -> str:
+    """gh's title for a multi-commit PR: the branch name with dashes and underscores as spaces."""
+    text = re.sub(r"[-_]+", " ", branch.rsplit("/", 1)[-1]).strip()
+    return text[:1].upper() + text[1:]
+
+
+def _main_subject(commits: Sequence[Commit]) -> str | None:
+    """The oldest commit's subject that is not a fixup, squash, merge or revert."""
+    for commit in reversed(commits):
+        if not skip_kind(commit.subject):
+            return commit.subject.strip()
+    return None
+
+
+@dataclass(frozen=True)
+class Title:
+    text: str
+    cut_from: str | None = None  # the uncut title, when ``text`` was cut to fit the limit
+
+
+def _fit(prefix: str, summary: str, limit: int) -> Title:
+    """``prefix + summary``, the summary cut at a word boundary to fit ``limit``."""
+    title = prefix + summary
+    if len(title) <= limit:
+        return Title(title)
+    room = limit - len(prefix)
+    cut = summary[: room + 1].rsplit(" ", 1)[0] if " " in summary[:room] else summary[:room]
+    return Title(prefix + cut.rstrip(" ,;:-."), cut_from=title)
+
+
+def make_title(
+    commits: Sequence[Commit],
+    *,
+    issue: IssueFacts | None,
+    areas: Sequence[str],
+    style: str,
+    limit: int = 72,
+    branch: str | None = None,
+    types: Sequence[str] = (),
+) -> Title:
+    """``[area] Imperative summary`` (pytorch) or ``type(area): summary`` (conventional), from
+    the main commit's subject, else the issue's title, within ``limit`` characters (cut at a
+    word, saying so in ``cut_from``).
+
+    A subject's own ``[area]`` or ``type(scope):`` is kept; a ``Word:`` prefix that is not one
+    of the conventional ``types`` (``CUDA: …``) is taken as an area.
+    """
+    subject = _main_subject(commits)
+    if subject is None:
+        if issue is not None and issue.title:
+            subject = f"Fix #{issue.number}: {issue.title}"
+        else:
+            subject = humanize_branch(branch) if branch else "Describe the change"
+    own_scopes, ctype, summary = title_parts(subject)
+    known = {t.lower() for t in types or KEYS["hooks.conventional_types"].default}
+    if ctype is not None and ctype.lower() not in known:
+        own_scopes, ctype = [ctype, *own_scopes], None
+    elif ctype is not None:
+        ctype = ctype.lower()
+    scopes = own_scopes or list(areas)
+    if style != "conventional":
+        summary = summary[:1].upper() + summary[1:]
+        tag = f"[{', '.join(scopes)}] " if scopes else ""
+        if len(tag) + len(summary) > limit and len(scopes) > 1:
+            tag = f"[{scopes[0]}] "
+        return _fit(tag, summary, limit)
+    first, _, rest = summary.partition(" ")
+    if ctype is None:
+        ctype = _CONVENTIONAL_TYPE_OF_VERB.get(first.lower(), "fix")
+        if first.lower() in ("fix", "fixes") and rest:
+            summary = rest
+    if summary[:1].isupper() and not summary[1:2].isupper():
+        summary = summary[:1].lower() + summary[1:]
+    scope = f"({scopes[0]})" if scopes else ""
+    return _fit(f"{ctype}{scope}: ", summary, limit)
+
+
+# -- the body -----------------------------------------------------------------------------------
+PLACEHOLDERS = {
+    "issue": placeholder("the issue number this PR fixes"),
+    "summary": placeholder(
+        "describe the change in prose: what was wrong, why, and how this fixes it "
+        "(no bullet list of the changes)"
+    ),
+    "tests": placeholder(
+        "name the test that covers this change, e.g. python test/test_nn.py -k test_relu"
+    ),
+    "matrix": placeholder("run `contribkit run` and regenerate, for the device matrix"),
+    "label": placeholder(
+        'pick one label: "release notes: <area>", or "topic: not user facing"; '
+        "see https://github.com/pytorch/pytorch/labels?q=release+notes"
+    ),
+    "ai": placeholder(
+        "say what the AI tool did, and what you reviewed, tested and changed yourself"
+    ),
+}
+
+
+def _test_entries(inputs: PrInputs) -> list[dict[str, Any]]:
+    entries = []
+    for path, lines in inputs.added.items():
+        names = list(dict.fromkeys(m.group(1) for m in map(_TEST_DEF_RE.match, lines) if m))
+        command = f"python {path}"
+        if names and len(names) <= MAX_K_NAMES:
+            command += "".join(f" -k {name}" for name in names)
+        entries.append({"path": path, "names": names, "command": command})
+    return entries
+
+
+def _verdict(record: RunRecord, cell: Cell) -> str:
+    detail = f" {cell.detail}" if cell.detail else ""
+    return f"{cell.status}{detail} ({cell.device}, {record.short_head})"
+
+
+def _repro_entries(inputs: PrInputs) -> list[dict[str, Any]]:
+    """Each repro the record ran: its command, and its verdict before and after the fix."""
+    record = inputs.record
+    files: dict[str, list[Cell]] = {}
+    for cell in record.cells if record else []:
+        if cell.kind == "repro":
+            files.setdefault(cell.file, []).append(cell)
+    entries = []
+    for path, cells in files.items():
+        ran = [c for c in cells if c.status not in SKIPPED] or cells
+        device = "cpu" if any(c.device == "cpu" for c in ran) else ran[0].device
+        after = next((c for c in ran if c.device == device), ran[0])
+        earlier = inputs.before.get(path)
+        entries.append(
+            {
+                "path": path,
+                "command": f"python {path} --device {device}",
+                "before": _verdict(*earlier) if earlier else None,
+                "after": _verdict(record, after) if record else None,
+            }
+        )
+    return entries
+
+
+def environment_lines(record: RunRecord) -> tuple[list[str], str]:
+    """One line per interpreter (Python, torch, its git version), and the CUDA line."""
+    lines = []
+    for interp in record.interpreters:
+        torch = f"torch {interp.torch_version}" if interp.torch_version else "no torch"
+        git = f" (git {interp.git_version[:12]})" if interp.git_version else ""
+        where = f" on {interp.host}" if interp.host else ""
+        index = f"[{interp.index}] " if len(record.interpreters) > 1 else ""
+        lines.append(f"{index}Python {interp.python_version or '?'}, {torch}{git}{where}")
+    cuda = [c for c in record.cells if c.device == "cuda"]
+    ran = [c for c in cuda if c.status not in SKIPPED]
+    if not cuda:
+        cuda_line = "CUDA: not run (the run's devices did not include cuda)"
+    elif ran:
+        names = sorted({n for i in record.interpreters if i.cuda_available for n in i.device_names})
+        cuda_line = f"CUDA: ran on {', '.join(names) or 'a CUDA device'}"
+    elif all(c.status == "NOT_AVAILABLE" for c in cuda):
+        cuda_line = "CUDA: not run (no GPU available)"
+    else:
+        cuda_line = f"CUDA: skipped ({cuda[0].detail or 'no reason given'})"
+    return lines, cuda_line
+
+
+def body_context(
+    inputs: PrInputs, title: str, ai_text: str | None, text: CommitText
+) -> dict[str, Any]:
+    """The variables a PR body template gets (documented in the README, ``--template``)."""
+    facts = inputs.facts
+    issue = inputs.issue
+    template = inputs.template
+    closing = template.closing_word if template else "Fixes"
+    number = issue.number if issue else None
+    evidence = ai_trailers(facts.commits)
+    ai = None
+    if ai_text or evidence:
+        ai = {
+            "heading": (template.ai_heading if template and template.ai_heading else AI_HEADING),
+            "text": ai_text,
+            "evidence": evidence,
+        }
+    record = inputs.record
+    environment, cuda = environment_lines(record) if record else ([], None)
+    label = inputs.labels
+    return {
+        "title": title,
+        "fixes_line": f"{closing} #{number}" if number else f"{closing} #{PLACEHOLDERS['issue']}",
+        "references": text.references,
+        "issue": asdict(issue) if issue else None,
+        "summary": "\n\n".join(text.summary) or None,
+        "root_cause": "\n\n".join(text.root_cause) or None,
+        "solution": "\n\n".join(text.solution) or None,
+        "tests": _test_entries(inputs),
+        "commit_test_plans": text.test_plan,
+        "repros": _repro_entries(inputs),
+        "record": (
+            {"path": inputs.record_path, "head": record.head, "short_head": record.short_head}
+            if record
+            else None
+        ),
+        "matrix": markdown_matrix(record) if record else None,
+        "environment": environment,
+        "cuda_line": cuda,
+        "performance": (
+            {
+                "table": markdown_table(inputs.bench),
+                "command": inputs.bench.command,
+                "device": inputs.bench.device,
+                "baseline": inputs.bench.baseline,
+                "path": inputs.bench_path,
+            }
+            if inputs.bench
+            else None
+        ),
+        "checklist": template.checklist if template and template.checklist else PYTORCH_CHECKLIST,
+        "template_path": template.path if template else None,
+        "ai": ai,
+        "label": (
+            {"name": label.label, "reason": label.reason, "bot_command": label.bot_command}
+            if label.label
+            else None
+        ),
+        "label_reason": label.reason,
+        "cc_line": issue.cc if issue else None,
+        "ph": PLACEHOLDERS,
+    }
+
+
+def tidy(text: str) -> str:
+    """No trailing spaces, at most one blank line in a row (outside code), one final newline."""
+    lines = [line.rstrip() for line in text.splitlines()]
+    out: list[str] = []
+    fenced = False
+    for line in lines:
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        if not line and out and not out[-1] and not fenced:
+            continue
+        out.append(line)
+    return "\n".join(out).strip("\n") + "\n"
+
+
+@dataclass
+class TitleRules:
+    """The title settings of the commit-msg hook (``[hooks]``), which PR titles follow too."""
+
+    style: str = "pytorch"
+    max_length: int = 72
+    conventional_types: Sequence[str] = ()
+    allow_wip: bool = False
+
+    @classmethod
+    def from_settings(cls, settings: Settings, style: str | None = None) -> TitleRules:
+        """``style`` (a --title-style) or hooks.title_style; its "none" checks no style, and
+        titles are then written in the pytorch style."""
+        return cls(
+            style=style or settings.get("hooks.title_style"),
+            max_length=settings.get("hooks.title_max_length"),
+            conventional_types=settings.get("hooks.conventional_types"),
+            allow_wip=settings.get("hooks.allow_wip"),
+        )
+
+
+def check_context(
+    root: Path | None,
+    facts: BranchFacts | None,
+    rules: TitleRules,
+    *,
+    title: str | None,
+    ai_text: str | None = None,
+) -> CheckContext:
+    """What ``pr --check`` and the submit gate check a body against: the branch's issue, the
+    AI trailers of its commits, whether a bench record exists for HEAD, and the title rules."""
+    evidence = (["--ai-assisted was given"] if ai_text else []) + (
+        ai_trailers(facts.commits) if facts else []
+    )
+    has_bench = False
+    if root is not None and facts is not None:
+        has_bench = bench_for_head(root, facts.state.head)[0] is not None
+    return CheckContext(
+        issue_number=facts.issue_number if facts else None,
+        ai_evidence=evidence,
+        has_bench=has_bench,
+        title=title,
+        title_style=rules.style,
+        title_max_length=rules.max_length,
+        conventional_types=rules.conventional_types,
+        allow_wip=rules.allow_wip,
+    )
+
+
+def draft(
+    inputs: PrInputs,
+    rules: TitleRules,
+    *,
+    ai_text: str | None = None,
+    template_file: Path | None = None,
+    title: str | None = None,
+) -> PrDraft:
+    """The title, the rendered body, the label and the placeholders left. Pure apart from
+    reading ``template_file``."""
+    from contribkit.core.render import render, render_file
+
+    facts = inputs.facts
+    warnings = list(inputs.warnings)
+    if title is None:
+        made = make_title(
+            facts.commits,
+            issue=inputs.issue,
+            areas=inputs.labels.areas,
+            style=rules.style,
+            limit=rules.max_length,
+            branch=facts.state.branch,
+            types=rules.conventional_types,
+        )
+        title = made.text
+        if made.cut_from:
+            warnings.append(
+                f"the title was cut to {rules.max_length} characters (hooks.title_max_length) "
+                f'from "{made.cut_from}"; write a shorter one with --title'
+            )
+    problems = check_title(
+        CheckContext(
+            title=title,
+            title_style=rules.style,
+            title_max_length=rules.max_length,
+            conventional_types=rules.conventional_types,
+            allow_wip=rules.allow_wip,
+        )
+    )
+    text = commit_text(facts.commits, inputs.issue.number if inputs.issue else None)
+    if text.bullet_lists:
+        many = len(text.bullet_lists) > 1
+        warnings.append(
+            f"the bullet list{'s' if many else ''} in commit{'s' if many else ''} "
+            f"{', '.join(text.bullet_lists)} {'were' if many else 'was'} left out of the summary: "
+            "PyTorch asks for prose, so say what changed and why in sentences"
+        )
+    context = body_context(inputs, title, ai_text, text)
+    if template_file is not None:
+        body = render_file(template_file, **context)
+    else:
+        body = render(TEMPLATE, **context)
+    body = tidy(body)
+    label = inputs.labels
+    return PrDraft(
+        title=title,
+        body=body,
+        labels=[label.label] if label.label else [],
+        label_reason=label.reason,
+        bot_command=label.bot_command,
+        placeholders=[what for _, what in placeholders_in(body)],
+        title_problems=[f"{v.message}; {v.fix}" for v in problems],
+        warnings=warnings,
+        issue=inputs.issue,
+        record_path=inputs.record_path,
+        bench_path=inputs.bench_path,
+    )

@@ -1,0 +1,1 @@
+"""Turning a parsed issue into a repro folder whose script ends in a verdict."""

@@ -1,0 +1,448 @@
+"""What an issue's code needs, found with ``ast`` (tolerating code that does not parse), and
+the safe rewrite of literal CUDA device uses to a chosen device.
+
+The rewrite edits exact source spans (never ``ast.unparse``), so comments and layout survive.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from contribkit.core.astnames import dotted, source_lines
+
+DEVICE_NAME = "DEVICE"
+_CUDA_LITERAL = re.compile(r"^cuda(:\d+)?$")
+# torch.cuda functions that are harmless without a GPU; any other torch.cuda.* use needs CUDA.
+_SAFE_CUDA_API = {
+    "is_available",
+    "manual_seed",
+    "manual_seed_all",
+    "empty_cache",
+    "is_initialized",
+    "device_count",
+}
+_DOWNLOAD_CALLS = {
+    "from_pretrained",
+    "load_dataset",
+    "urlopen",
+    "urlretrieve",
+    "download_url",
+    "load_state_dict_from_url",
+}
+_COMPARE_CALLS = {
+    "torch.allclose": "allclose",
+    "torch.isclose": "allclose",
+    "torch.equal": "equal",
+    "torch.testing.assert_close": "assert_close",
+    "torch.testing.assert_allclose": "allclose",
+    "numpy.testing.assert_allclose": "allclose",
+    "np.testing.assert_allclose": "allclose",
+}
+_STDLIB = set(getattr(sys, "stdlib_module_names", ())) | {"__future__"}
+
+
+@dataclass
+class Edit:
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    before: str
+    after: str
+
+
+@dataclass
+class Comparison:
+    """A comparison the issue's code makes between two module-level values."""
+
+    actual: str
+    expected: str
+    style: str  # "allclose", "equal", "assert_close"
+    keywords: dict[str, str] = field(default_factory=dict)  # rtol/atol/equal_nan as source text
+
+
+@dataclass
+class CodeFacts:
+    parses: bool = True
+    syntax_error: str | None = None
+    syntax_error_line: int | None = None
+    cuda_uses: list[str] = field(default_factory=list)
+    cpu_uses: list[str] = field(default_factory=list)
+    unsafe_cuda: list[str] = field(default_factory=list)  # uses the rewrite cannot handle
+    uses_compile: bool = False
+    compile_backends: list[str] = field(default_factory=list)
+    third_party: list[str] = field(default_factory=list)
+    downloads: list[str] = field(default_factory=list)
+    comparison: Comparison | None = None
+    edits: list[Edit] = field(default_factory=list)  # the device rewrite, when safe
+    moves_to_cuda: bool = False  # .cuda() or .to("cuda") on an existing value
+
+    @property
+    def needs_cuda(self) -> bool:
+        return bool(self.cuda_uses or self.unsafe_cuda)
+
+    @property
+    def compares_devices(self) -> bool:
+        """CPU and CUDA both appear, or values moved to CUDA are compared with something."""
+        return self.needs_cuda and (
+            bool(self.cpu_uses) or (self.moves_to_cuda and self.comparison is not None)
+        )
+
+    @property
+    def rewritable(self) -> bool:
+        return bool(self.edits) and not self.unsafe_cuda and not self.compares_devices
+
+    @property
+    def requires_cuda(self) -> bool:
+        """The code needs CUDA whatever --device says (not rewritten, or compares CPU with CUDA)."""
+        return self.needs_cuda and not self.rewritable
+
+    @property
+    def imports_numpy(self) -> bool:
+        return "numpy" in self.third_party
+
+
+def import_aliases(tree: ast.AST) -> dict[str, str]:
+    """Local names bound by imports -> the dotted names they stand for
+    (``import torch as th`` -> ``th: torch``; ``from torch import compile`` -> ``compile: torch.compile``)."""
+    aliases: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    aliases[alias.asname] = alias.name
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return aliases
+
+
+def qualified(node: ast.AST, aliases: dict[str, str]) -> str:
+    """``dotted(node)`` with its first name resolved through ``aliases``."""
+    name = dotted(node)
+    head, dot, rest = name.partition(".")
+    return aliases[head] + dot + rest if head in aliases else name
+
+
+def _device_string(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        value = node.value.strip()
+        if _CUDA_LITERAL.match(value):
+            return "cuda"
+        if value == "cpu":
+            return "cpu"
+    return None
+
+
+class _Visitor(ast.NodeVisitor):
+    def __init__(self, facts: CodeFacts, source: str, aliases: dict[str, str]) -> None:
+        self.facts = facts
+        self.source = source
+        self.aliases = aliases
+        self.handled: set[int] = set()  # ids of string constants the rewrite covers
+        self.compiled: dict[str, str] = {}  # name bound to torch.compile(f) -> f
+
+    def where(self, node: ast.AST) -> str:
+        return f"line {getattr(node, 'lineno', '?')}"
+
+    def segment(self, node: ast.AST) -> str:
+        return ast.get_source_segment(self.source, node) or ""
+
+    def edit(self, node: ast.expr, after: str, start: ast.expr | None = None) -> None:
+        """Replace ``node``'s span (or the part after ``start``'s end) with ``after``."""
+        assert node.end_lineno is not None and node.end_col_offset is not None
+        if start is None:
+            line, col, before = node.lineno, node.col_offset, self.segment(node)
+        else:
+            assert start.end_lineno is not None and start.end_col_offset is not None
+            line, col = start.end_lineno, start.end_col_offset
+            before = self.segment(node)[len(self.segment(start)) :]
+        self.facts.edits.append(
+            Edit(line, col, node.end_lineno, node.end_col_offset, before, after)
+        )
+
+    def device_literal(self, node: ast.expr, context: str) -> None:
+        kind = _device_string(node)
+        if kind == "cuda":
+            self.facts.cuda_uses.append(f"{self.where(node)}: {context}")
+            self.handled.add(id(node))
+            self.edit(node, DEVICE_NAME)
+        elif kind == "cpu":
+            self.facts.cpu_uses.append(f"{self.where(node)}: {context}")
+            self.handled.add(id(node))
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self.add_module(alias.name)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if node.module and not node.level:
+            self.add_module(node.module)
+
+    def add_module(self, name: str) -> None:
+        top = name.split(".")[0]
+        if top not in _STDLIB and top != "torch" and top not in self.facts.third_party:
+            self.facts.third_party.append(top)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target, ast.Name) and "dev" in target.id.lower():
+                self.device_literal(node.value, f"{target.id} = {self.segment(node.value)}")
+            if (
+                isinstance(target, ast.Name)
+                and isinstance(node.value, ast.Call)
+                and self.qualified(node.value.func) == "torch.compile"
+                and node.value.args
+            ):
+                self.compiled[target.id] = dotted(node.value.args[0])
+        self.generic_visit(node)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        for arg, default in zip(
+            node.args.args[-len(node.args.defaults) :] if node.args.defaults else [],
+            node.args.defaults,
+            strict=False,
+        ):
+            if "dev" in arg.arg.lower():
+                self.device_literal(default, f"default of {arg.arg}")
+        for deco in node.decorator_list:
+            target = deco.func if isinstance(deco, ast.Call) else deco
+            if self.qualified(target) == "torch.compile":
+                self.note_compile(deco)
+        self.generic_visit(node)
+
+    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+
+    def note_compile(self, node: ast.AST) -> None:
+        self.facts.uses_compile = True
+        if isinstance(node, ast.Call):
+            for kw in node.keywords:
+                if (
+                    kw.arg == "backend"
+                    and isinstance(kw.value, ast.Constant)
+                    and isinstance(kw.value.value, str)
+                ) and kw.value.value not in self.facts.compile_backends:
+                    self.facts.compile_backends.append(kw.value.value)
+
+    def qualified(self, node: ast.AST) -> str:
+        return qualified(node, self.aliases)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        name = self.qualified(node.func)
+        method = node.func.attr if isinstance(node.func, ast.Attribute) else name.split(".")[-1]
+        if name == "torch.compile" or name.endswith("._dynamo.optimize"):
+            self.note_compile(node)
+            if (
+                not any(kw.arg == "backend" for kw in node.keywords)
+                and "inductor" not in self.facts.compile_backends
+            ):
+                self.facts.compile_backends.append("inductor")
+        if (
+            method == "cuda"
+            and isinstance(node.func, ast.Attribute)
+            and not name.startswith("torch.cuda")
+        ):
+            self.facts.cuda_uses.append(f"{self.where(node)}: .cuda()")
+            self.facts.moves_to_cuda = True
+            self.edit(node, f".to({DEVICE_NAME})", start=node.func.value)
+        if method in ("to", "device", "autocast") or name in ("torch.device",):
+            for arg in node.args[:1]:
+                if method == "to" and _device_string(arg) == "cuda":
+                    self.facts.moves_to_cuda = True
+                self.device_literal(arg, f"{method}({self.segment(arg)})")
+        for kw in node.keywords:
+            if kw.arg in ("device", "map_location", "device_type"):
+                self.device_literal(kw.value, f"{kw.arg}={self.segment(kw.value)}")
+        if name.startswith("torch.cuda.") and name.split(".")[2] not in _SAFE_CUDA_API:
+            self.facts.unsafe_cuda.append(f"{self.where(node)}: {name}()")
+        if method in _DOWNLOAD_CALLS or name.startswith("torch.hub."):
+            self.facts.downloads.append(f"{self.where(node)}: {name or method}()")
+        if name == "torch.load" and node.args and isinstance(node.args[0], ast.Constant):
+            self.facts.downloads.append(
+                f"{self.where(node)}: torch.load({node.args[0].value!r}) reads a local file"
+            )
+        if any(
+            kw.arg == "download" and isinstance(kw.value, ast.Constant) and kw.value.value is True
+            for kw in node.keywords
+        ):
+            self.facts.downloads.append(f"{self.where(node)}: {name}(download=True)")
+        self.generic_visit(node)
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        if isinstance(node.value, str):
+            text = node.value.strip()
+            if text.startswith(("http://", "https://")) and f"line {node.lineno}" not in " ".join(
+                self.facts.downloads
+            ):
+                self.facts.downloads.append(f"line {node.lineno}: URL {text[:60]}")
+            if _device_string(node) == "cuda" and id(node) not in self.handled:
+                self.facts.unsafe_cuda.append(f"line {node.lineno}: {text!r}")
+
+
+def _module_names(tree: ast.Module) -> set[str]:
+    """Names bound at module scope (top-level statements, not function or class bodies)."""
+    names: set[str] = set()
+    stack: list[ast.stmt] = list(tree.body)
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(stmt.name)
+            continue
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+    return names
+
+
+def _find_comparison(
+    tree: ast.Module, compiled: dict[str, str], aliases: dict[str, str]
+) -> Comparison | None:
+    module_names = _module_names(tree)
+
+    def simple(node: ast.AST) -> str | None:
+        """Source of a value check() can reach: a module-level name, maybe with .attr, [i] or .cpu()."""
+        root = node
+        while True:
+            if isinstance(root, (ast.Attribute, ast.Subscript)):
+                root = root.value
+            elif (
+                isinstance(root, ast.Call)
+                and isinstance(root.func, ast.Attribute)
+                and not root.args
+            ):
+                root = root.func.value
+            else:
+                break
+        if isinstance(root, ast.Name) and root.id in module_names:
+            return ast.unparse(node)
+        return None
+
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        style = _COMPARE_CALLS.get(qualified(node.func, aliases))
+        if style and len(node.args) >= 2:
+            a, b = simple(node.args[0]), simple(node.args[1])
+            if a and b:
+                keywords = {
+                    kw.arg: ast.unparse(kw.value)
+                    for kw in node.keywords
+                    if kw.arg in ("rtol", "atol", "equal_nan")
+                }
+                return Comparison(actual=a, expected=b, style=style, keywords=keywords)
+        # (a - b).abs().max() and friends: a difference of two module-level values
+        if isinstance(node.func, ast.Attribute) and node.func.attr in ("abs", "max", "norm"):
+            inner = node.func.value
+            while isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute):
+                inner = inner.func.value
+            if isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Sub):
+                a, b = simple(inner.left), simple(inner.right)
+                if a and b:
+                    return Comparison(actual=a, expected=b, style="assert_close")
+    # eager vs compiled: A = f(...) and B = opt(...) where opt = torch.compile(f)
+    calls: dict[str, list[str]] = {}
+    for stmt in tree.body:
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+        ) and isinstance(stmt.value, ast.Call):
+            calls.setdefault(dotted(stmt.value.func), []).append(stmt.targets[0].id)
+    for opt, fn in compiled.items():
+        if calls.get(opt) and calls.get(fn):
+            return Comparison(actual=calls[opt][0], expected=calls[fn][0], style="assert_close")
+    return _printed_pair(tree, compiled, aliases, simple)
+
+
+def _printed_pair(
+    tree: ast.Module,
+    compiled: dict[str, str],
+    aliases: dict[str, str],
+    simple: Callable[[ast.AST], str | None],
+) -> Comparison | None:
+    """eager vs compiled without names for the results, e.g. ``print(f(x))`` then
+    ``print(torch.compile(f)(x))``: check() calls both again on the same module-level inputs."""
+
+    def value(node: ast.expr) -> str | None:
+        return ast.unparse(node) if isinstance(node, ast.Constant) else simple(node)
+
+    def arguments(call: ast.Call) -> str | None:
+        """The call's arguments as source, when every one is a constant or a module-level value."""
+        parts = [value(a) for a in call.args]
+        keywords = [(kw.arg, value(kw.value)) for kw in call.keywords]
+        if any(p is None for p in parts) or any(k is None or v is None for k, v in keywords):
+            return None
+        return ", ".join([*(str(p) for p in parts), *(f"{k}={v}" for k, v in keywords)])
+
+    eager: dict[tuple[str, str], str] = {}
+    compiled_calls: list[tuple[str, str, str]] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        args = arguments(node)
+        if args is None:
+            continue
+        if (
+            isinstance(node.func, ast.Call)
+            and qualified(node.func.func, aliases) == "torch.compile"
+            and node.func.args
+        ):
+            fn = simple(node.func.args[0])
+            if fn:
+                compiled_calls.append((fn, args, ast.unparse(node)))
+        elif dotted(node.func) in compiled and simple(node.func):
+            compiled_calls.append((compiled[dotted(node.func)], args, ast.unparse(node)))
+        else:
+            fn = simple(node.func) if isinstance(node.func, (ast.Name, ast.Attribute)) else None
+            if fn:
+                eager.setdefault((fn, args), ast.unparse(node))
+    for fn, args, source in compiled_calls:
+        if (fn, args) in eager:
+            return Comparison(actual=source, expected=eager[(fn, args)], style="assert_close")
+    return None
+
+
+def analyse(code: str) -> CodeFacts:
+    facts = CodeFacts()
+    try:
+        tree = ast.parse(code)
+    except SyntaxError as exc:
+        facts.parses = False
+        facts.syntax_error = exc.msg
+        facts.syntax_error_line = exc.lineno
+        if re.search(r"\.cuda\(|['\"]cuda(:\d+)?['\"]", code):
+            facts.unsafe_cuda.append("code that does not parse mentions CUDA")
+        return facts
+    aliases = import_aliases(tree)
+    visitor = _Visitor(facts, code, aliases)
+    visitor.visit(tree)
+    facts.comparison = _find_comparison(tree, visitor.compiled, aliases)
+    return facts
+
+
+def apply_edits(code: str, edits: list[Edit]) -> str:
+    """Apply non-overlapping span edits, last first, so earlier positions stay valid."""
+    lines = source_lines(code)
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+
+    def pos(line: int, col: int) -> int:
+        # ast columns are UTF-8 byte offsets
+        text = lines[line - 1] if line - 1 < len(lines) else ""
+        return offsets[line - 1] + len(text.encode("utf-8")[:col].decode("utf-8", errors="ignore"))
+
+    spans = sorted(
+        ((pos(e.line, e.col), pos(e.end_line, e.end_col), e.after) for e in edits), reverse=True
+    )
+    result, last_start = code, len(code) + 1
+    for start, end, after in spans:
+        if end > last_start:  # overlapping (a .cuda() inside an edited span): keep the outer edit
+            continue
+        result = result[:start] + after + result[end:]
+        last_start = start
+    return result

@@ -1,0 +1,686 @@
+"""The device-matrix runner behind ``contribkit run``.
+
+A *leg* is one (file, device, interpreter). Each leg is a child process started by
+:func:`contribkit.core.proc.run_child` (scrubbed environment, closed stdin, own process group, timeout,
+capped log under ``.contribkit/runs/<id>/``), and its outcome becomes a :class:`~record.Cell`:
+
+- a repro script runs as ``python repro.py --device D`` with ``CONTRIBKIT_DEVICE=D``; its last line
+  is the verdict (DESIGN.md), checked against its exit code;
+- a PyTorch device-generic test file runs through pytest with ``PYTORCH_TESTING_DEVICE_ONLY_FOR=D``
+  and ``--junitxml``; per-test outcomes come from the XML, never from pytest's text;
+- a plain pytest file runs once, in the cpu column.
+
+CPU legs run in parallel up to ``jobs``; CUDA legs are serialised per GPU (one leg per GPU at a
+time, pinned with ``CUDA_VISIBLE_DEVICES``). Devices an interpreter lacks become NOT_AVAILABLE
+cells without running anything. With a remote CUDA host, CUDA legs run there over ssh
+(:mod:`contribkit.run.remote`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import queue
+import re
+import sys
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from contribkit import __version__
+from contribkit.core.errors import BadInput, warn
+from contribkit.core.proc import ChildResult, kill_running, run_child, scrubbed_env
+from contribkit.git import cmd as gitcmd
+from contribkit.run.record import (
+    Cell,
+    Interpreter,
+    RunRecord,
+    TestCounts,
+    TestOutcome,
+    evaluate,
+    is_required,
+    new_record_id,
+    runs_dir,
+    utc_now_iso,
+    write_record,
+)
+from contribkit.target.reprolib import VERDICT_EXIT, VERDICT_PREFIX
+
+if TYPE_CHECKING:
+    from contribkit.core.config import Settings
+    from contribkit.git.facts import BranchFacts
+    from contribkit.run.probe import TorchInfo
+    from contribkit.run.remote import RemoteHost
+
+DEVICES = ("cpu", "cuda", "mps")
+DEVICE_TEST_MARKER = "instantiate_device_type_tests"
+PYTEST_EXITS = {2: "interrupted", 3: "internal error", 4: "usage error", 5: "no tests collected"}
+_MESSAGE_CHARS = 500
+
+
+# -- what to run ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Target:
+    path: Path  # absolute path of the file that runs
+    kind: str  # "repro", "device-test" or "pytest"
+    devices_needed: tuple[str, ...] = ()  # from a repro's meta.json; empty: any device
+
+
+def relpath(path: Path, root: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _devices_needed(meta_path: Path) -> tuple[str, ...]:
+    if not meta_path.is_file():
+        return ()
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        needed = meta.get("devices_needed") or []
+        if not isinstance(needed, list) or not all(isinstance(d, str) for d in needed):
+            raise ValueError("'devices_needed' is not a list of device names")
+    except (OSError, ValueError, AttributeError) as exc:
+        warn(f"{meta_path}: ignored ({exc})")
+        return ()
+    return tuple(d.split(":", 1)[0] for d in needed)
+
+
+def is_test_file_name(name: str) -> bool:
+    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+
+
+def classify(path: Path) -> Target:
+    """What kind of file ``path`` is: a repro (folder or script), a device-generic test, a test."""
+    if not path.exists():
+        raise BadInput(f"{path} does not exist", hint="pass a repro folder, a repro or a test file")
+    path = path.resolve()
+    if path.is_dir():
+        script = path / "repro.py"
+        if not script.is_file():
+            raise BadInput(
+                f"{path} has no repro.py", hint="pass a repro folder made by `contribkit repro`"
+            )
+        return Target(script, "repro", _devices_needed(path / "meta.json"))
+    if path.suffix != ".py":
+        raise BadInput(f"{path} is not a Python file", hint="pass a repro or a test file")
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if path.name == "repro.py":
+        return Target(path, "repro", _devices_needed(path.parent / "meta.json"))
+    if DEVICE_TEST_MARKER in text:
+        return Target(path, "device-test")
+    if VERDICT_PREFIX in text:
+        return Target(path, "repro", _devices_needed(path.parent / "meta.json"))
+    if is_test_file_name(path.name) or re.search(r"^\s*def test_", text, re.MULTILINE):
+        return Target(path, "pytest")
+    raise BadInput(
+        f"{path} is neither a repro (it prints no `{VERDICT_PREFIX}` line) nor a test file",
+        hint="repros come from `contribkit repro`; tests are test_*.py files",
+    )
+
+
+def default_paths(
+    root: Path, settings: Settings, facts: BranchFacts | None = None
+) -> tuple[list[Path], list[str]]:
+    """The branch's own work: its issue's repro folder, and the test files changed since the
+    merge-base with upstream (committed or not, unless ``facts`` say otherwise). Returns the paths
+    and notes on how they were found.
+    """
+    from contribkit.git import facts as gitfacts
+
+    if facts is None:
+        facts = gitfacts.branch_facts(
+            root,
+            settings.get("upstream_remote"),
+            settings.get("base_branch"),
+            include_worktree=True,
+        )
+    notes: list[str] = []
+    paths: list[Path] = []
+    if facts.issue_number is not None:
+        folder = root / settings.get("repros_dir") / f"issue-{facts.issue_number}"
+        if (folder / "repro.py").is_file():
+            paths.append(folder)
+        else:
+            notes.append(f"no repro for issue {facts.issue_number} in {relpath(folder, root)}")
+    else:
+        notes.append(f"branch '{facts.state.branch or 'HEAD'}' names no issue number")
+    base = facts.merge_base
+    if base is None:
+        notes.append(f"no merge-base with {facts.base_ref}: changed test files were not looked for")
+    else:
+        if base.note:
+            notes.append(base.note)
+        for changed in facts.changed_files:
+            full = root / changed.path
+            if is_test_file_name(full.name) and changed.status != "D" and full.is_file():
+                paths.append(full)
+    return paths, notes
+
+
+# -- interpreters and devices -----------------------------------------------------------------
+@dataclass
+class Column:
+    """An interpreter that legs run with: local, or on a remote CUDA host."""
+
+    interpreter: Interpreter
+    devices: tuple[str, ...]  # the devices this interpreter runs in this matrix
+    remote: RemoteHost | None = None
+
+
+def interpreter_from_probe(index: int, path: str, info: TorchInfo, host: str | None) -> Interpreter:
+    return Interpreter(
+        index=index,
+        path=path,
+        host=host,
+        python_version=info.python_version,
+        torch_version=info.torch_version,
+        git_version=info.git_version,
+        cuda_available=info.cuda_available,
+        device_count=info.device_count,
+        device_names=list(info.device_names),
+        mps_available=info.mps_available,
+        error=None if info.torch else info.error,
+    )
+
+
+def unavailable_reason(interp: Interpreter, device: str) -> str | None:
+    """Why ``device`` cannot run with ``interp``, or None when it can."""
+    if device == "cpu":
+        return None
+    if interp.torch_version is None:
+        return "torch is not importable"
+    if device == "cuda" and not (interp.cuda_available and interp.device_count):
+        return "no CUDA device"
+    if device == "mps" and not interp.mps_available:
+        return "no MPS device"
+    return None
+
+
+# -- legs -------------------------------------------------------------------------------------
+@dataclass
+class Leg:
+    target: Target
+    device: str
+    column: Column
+
+
+@dataclass
+class LegOutput:
+    """What a leg left behind, wherever it ran."""
+
+    returncode: int | None  # None: killed for its timeout
+    timed_out: bool
+    output: str
+    duration_s: float
+    junit_xml: str | None = None  # the pytest report's text, for test legs
+    error: str | None = None  # the leg could not be started where it should run
+
+    @classmethod
+    def from_child(cls, result: ChildResult, junit_path: Path | None) -> LegOutput:
+        xml = None
+        if junit_path is not None and junit_path.is_file():
+            xml = junit_path.read_text(encoding="utf-8", errors="replace")
+        return cls(result.returncode, result.timed_out, result.output, result.duration_s, xml)
+
+
+@dataclass
+class RunOptions:
+    devices: list[str]
+    require: list[str] = field(default_factory=list)
+    expect: str = "not-reproduced"
+    timeout: float = 900.0
+    jobs: int = 1
+    keyword: str | None = None  # pytest -k
+    scrub: list[str] = field(default_factory=list)  # extra secret patterns
+
+
+def leg_env(device: str, kind: str, gpu: str | None) -> dict[str, str]:
+    """What a leg adds to its (scrubbed) environment."""
+    env = {
+        "CONTRIBKIT_DEVICE": device,
+        "PYTHONUNBUFFERED": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",  # no __pycache__ in the tree: the diff hash stays put
+    }
+    if kind == "device-test":
+        env["PYTORCH_TESTING_DEVICE_ONLY_FOR"] = device
+    if gpu is not None:
+        env["CUDA_VISIBLE_DEVICES"] = gpu
+    return env
+
+
+def leg_argv(
+    python: str, kind: str, file: str, device: str, junit: str | None, keyword: str | None
+) -> list[str]:
+    """The command of a leg; ``file`` and ``junit`` are paths as the running host sees them."""
+    if kind == "repro":
+        return [python, file, "--device", device]
+    argv = [python, "-m", "pytest", file, "-q", "-p", "no:cacheprovider", "--color=no"]
+    argv.append(f"--junitxml={junit}")
+    if keyword:
+        argv += ["-k", keyword]
+    return argv
+
+
+def artefact_stem(rel: str) -> str:
+    """A file name for ``rel``'s logs: readable, and unique even where two slugs meet
+    (``test/a/b.py`` and ``test/a_b.py``) or the path is cut short."""
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", rel).strip("_")[-100:]
+    return f"{slug}-{hashlib.sha256(rel.encode()).hexdigest()[:10]}"
+
+
+class LegRunner:
+    """Runs legs of one matrix into one log folder."""
+
+    def __init__(self, root: Path, logs_dir: Path, options: RunOptions) -> None:
+        self.root = root
+        self.logs_dir = logs_dir
+        self.options = options
+
+    def paths_for(self, leg: Leg) -> tuple[Path, Path]:
+        stem = artefact_stem(relpath(leg.target.path, self.root))
+        name = f"{stem}.{leg.device}.{leg.column.interpreter.index}"
+        return self.logs_dir / f"{name}.log", self.logs_dir / f"{name}.xml"
+
+    def run(self, leg: Leg, gpu: str | None) -> Cell:
+        log_path, junit_path = self.paths_for(leg)
+        kind = leg.target.kind
+        junit = junit_path if kind != "repro" else None
+        env = leg_env(leg.device, kind, gpu)
+        if leg.column.remote is not None:
+            output = leg.column.remote.run_leg(
+                leg.target.path,
+                kind=kind,
+                device=leg.device,
+                env=env,
+                keyword=self.options.keyword,
+                timeout=self.options.timeout,
+                log_path=log_path,
+            )
+        else:
+            argv = leg_argv(
+                leg.column.interpreter.path,
+                kind,
+                str(leg.target.path),
+                leg.device,
+                str(junit) if junit else None,
+                self.options.keyword,
+            )
+            if junit is not None:
+                junit.unlink(missing_ok=True)
+            try:
+                result = run_child(
+                    argv,
+                    env=scrubbed_env(extra_patterns=self.options.scrub, overrides=env),
+                    cwd=leg.target.path.parent if kind == "repro" else self.root,
+                    timeout=self.options.timeout,
+                    log_path=log_path,
+                )
+            except OSError as exc:  # the interpreter vanished or is not executable
+                output = LegOutput(None, False, "", 0.0, error=f"could not start {argv[0]}: {exc}")
+            else:
+                output = LegOutput.from_child(result, junit)
+        cell = Cell(
+            file=relpath(leg.target.path, self.root),
+            kind=kind,
+            device=leg.device,
+            interpreter=leg.column.interpreter.index,
+            status="ERROR",
+            exit_code=output.returncode,
+            duration_s=round(output.duration_s, 3),
+            log_path=relpath(log_path, self.root),
+        )
+        if output.error is not None:
+            cell.detail = output.error
+        elif output.timed_out:
+            cell.status, cell.detail = "TIMEOUT", f"killed after {self.options.timeout:g}s"
+        elif output.returncode is not None and output.returncode < 0:
+            cell.detail = f"killed by signal {-output.returncode}"
+        elif kind == "repro":
+            read_repro_cell(cell, output)
+        else:
+            read_test_cell(cell, output, leg.device, self.options.keyword)
+        return cell
+
+
+def last_line(output: str) -> str:
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def parse_verdict(output: str) -> tuple[str, str] | None:
+    """The verdict word and detail from a repro's last line (text or ``--json`` form)."""
+    line = last_line(output)
+    if line.startswith(VERDICT_PREFIX):
+        word, _, detail = line[len(VERDICT_PREFIX) :].strip().partition(" ")
+        return (word, detail.strip()) if word in VERDICT_EXIT else None
+    if line.startswith("{"):
+        with contextlib.suppress(ValueError):
+            data = json.loads(line)
+            if isinstance(data, dict) and data.get("verdict") in VERDICT_EXIT:
+                return str(data["verdict"]), str(data.get("detail", ""))
+    return None
+
+
+def read_repro_cell(cell: Cell, output: LegOutput) -> None:
+    verdict = parse_verdict(output.output)
+    if verdict is None:
+        tail = last_line(output.output)
+        cell.detail = f"no verdict line (exit {output.returncode})" + (
+            f"; last output: {tail[:200]}" if tail else ""
+        )
+        return
+    word, detail = verdict
+    cell.verdict = word
+    if VERDICT_EXIT[word] != output.returncode:
+        cell.detail = f"verdict {word} but exit {output.returncode} (expected {VERDICT_EXIT[word]})"
+    elif word == "CANNOT_RUN":
+        cell.detail = f"CANNOT_RUN: {detail}"
+    else:
+        cell.status, cell.detail = word, detail
+
+
+def generic_test_name(classname: str, name: str, device: str) -> str:
+    """``TestFoo.test_bar_float32`` for ``test_x.TestFooCPU`` / ``test_bar_cpu_float32``."""
+    cls = classname.rsplit(".", 1)[-1]
+    cls = re.sub(rf"{re.escape(device.upper())}$", "", cls)
+    name = re.sub(rf"_{re.escape(device)}(?=_|$)", "", name)
+    return f"{cls}.{name}" if cls else name
+
+
+def parse_junit(xml_text: str, device: str) -> tuple[TestCounts, list[TestOutcome]]:
+    """Per-test outcomes from a pytest JUnit report."""
+    import xml.etree.ElementTree as ET
+
+    root = ET.fromstring(xml_text)
+    counts = TestCounts()
+    tests = []
+    for case in root.iter("testcase"):
+        classname, name = case.get("classname", ""), case.get("name", "")
+        outcome, message = "passed", ""
+        for tag, word in (("failure", "failed"), ("error", "error"), ("skipped", "skipped")):
+            found = case.find(tag)
+            if found is not None:
+                outcome, message = word, found.get("message") or (found.text or "").strip()
+                break
+        counted = "errors" if outcome == "error" else outcome
+        counts.total += 1
+        setattr(counts, counted, getattr(counts, counted) + 1)
+        tests.append(
+            TestOutcome(
+                name=generic_test_name(classname, name, device),
+                test_id=f"{classname}::{name}" if classname else name,
+                outcome=outcome,
+                message=" ".join(message.split())[:_MESSAGE_CHARS],
+                duration_s=round(float(case.get("time") or 0.0), 3),
+            )
+        )
+    return counts, tests
+
+
+def read_test_cell(cell: Cell, output: LegOutput, device: str, keyword: str | None) -> None:
+    code = output.returncode
+    if output.junit_xml is None:
+        tail = last_line(output.output)
+        cell.detail = f"pytest wrote no JUnit report (exit {code})" + (
+            f": {tail[:200]}" if tail else ""
+        )
+        return
+    try:
+        counts, tests = parse_junit(output.junit_xml, device)
+    except (SyntaxError, ValueError) as exc:  # ElementTree's ParseError, or odd attributes
+        cell.detail = f"unreadable JUnit report: {exc}"
+        return
+    cell.counts, cell.tests = counts, tests
+    bad = [t for t in tests if t.outcome in ("failed", "error")]
+    if code in (2, 3, 4):
+        why = f": {bad[0].test_id}: {bad[0].message}" if bad else ""
+        cell.detail = f"pytest exit {code} ({PYTEST_EXITS[code]}){why}"
+    elif bad:
+        cell.status = "FAIL"
+        cell.detail = f"{bad[0].test_id}: {bad[0].message}"
+    elif code == 5 or counts.total == 0:
+        # Nothing ran on a device that is there (a -k typo, a device torch does not see): ERROR.
+        cell.detail = "no tests collected" + (f" for -k {keyword!r}" if keyword else "")
+    elif code != 0:
+        cell.status, cell.detail = "FAIL", f"pytest exit {code}"
+    elif counts.passed == 0:
+        reasons = [t.message for t in tests if t.outcome == "skipped" and t.message]
+        cell.status, cell.detail = "SKIP", reasons[0] if reasons else "every test was skipped"
+    else:
+        cell.status = "PASS"
+
+
+# -- the matrix -------------------------------------------------------------------------------
+def plan(root: Path, targets: Sequence[Target], columns: Sequence[Column]) -> list[Leg | Cell]:
+    """One entry per (file, device, interpreter): a leg to run, or a cell decided without running."""
+    planned: list[Leg | Cell] = []
+    for target in targets:
+        file = relpath(target.path, root)
+        for column in columns:
+            interp = column.interpreter
+            for device in column.devices:
+                if target.kind == "pytest" and device != "cpu":
+                    continue  # a plain test file runs once, in the cpu column
+                if target.devices_needed and device not in target.devices_needed:
+                    status, detail = "SKIP", f"the repro needs {', '.join(target.devices_needed)}"
+                else:
+                    reason = unavailable_reason(interp, device)
+                    if reason is None:
+                        planned.append(Leg(target, device, column))
+                        continue
+                    status, detail = "NOT_AVAILABLE", reason
+                planned.append(Cell(file, target.kind, device, interp.index, status, detail))
+    return planned
+
+
+def gpu_ids(count: int, environ: dict[str, str] | None = None) -> list[str]:
+    """The values of CUDA_VISIBLE_DEVICES that pin a leg to one of ``count`` GPUs (as probed under
+    the same environment), taken only from the user's mask when there is one; set but empty, it
+    hides every GPU."""
+    env = os.environ if environ is None else environ
+    visible = env.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        return [v.strip() for v in visible.split(",") if v.strip()][:count]
+    return [str(i) for i in range(count)]
+
+
+ProgressFn = Callable[[int, int, Cell], None]
+
+
+def execute(
+    legs: Sequence[Leg], runner: LegRunner, jobs: int, progress: ProgressFn | None = None
+) -> dict[int, Cell]:
+    """Run ``legs``: CPU (and MPS) legs up to ``jobs`` at a time, CUDA legs one per GPU.
+
+    Returns cells by leg index. Ctrl-C, SIGTERM or SIGHUP (``Terminated``) kills every running
+    leg's process group and re-raises.
+    """
+    cells: dict[int, Cell] = {}
+    done_lock = threading.Lock()
+    stopping = threading.Event()
+    pools: dict[str | None, tuple[ThreadPoolExecutor, queue.Queue[str]]] = {}
+    cpu_pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="leg-cpu")
+
+    def pool_for(leg: Leg) -> tuple[ThreadPoolExecutor, queue.Queue[str] | None]:
+        if leg.device != "cuda":
+            return cpu_pool, None
+        host = leg.column.remote.host if leg.column.remote else None
+        if host not in pools:
+            # A CUDA leg is planned only where the probe saw a GPU under this mask: ids is not empty.
+            ids = gpu_ids(leg.column.interpreter.device_count, {} if host else None)
+            free: queue.Queue[str] = queue.Queue()
+            for gpu in ids:
+                free.put(gpu)
+            pools[host] = (ThreadPoolExecutor(len(ids), thread_name_prefix="leg-gpu"), free)
+        return pools[host]
+
+    def run_one(index: int, leg: Leg, free: queue.Queue[str] | None) -> None:
+        if stopping.is_set():
+            return
+        gpu = free.get() if free is not None else None
+        try:
+            cell = runner.run(leg, gpu)
+        finally:
+            if free is not None and gpu is not None:
+                free.put(gpu)
+        with done_lock:
+            cells[index] = cell
+            if progress is not None:
+                progress(len(cells), len(legs), cell)
+
+    futures: list[Future[None]] = []
+    try:
+        for index, leg in enumerate(legs):
+            pool, free = pool_for(leg)
+            futures.append(pool.submit(run_one, index, leg, free))
+        for fut in _as_they_finish(futures):
+            fut.result()
+    except BaseException:
+        stopping.set()
+        for fut in futures:
+            fut.cancel()
+        # Until every worker has returned: a leg may start between two kills.
+        while not all(fut.done() for fut in futures):
+            kill_running()
+            wait(futures, timeout=0.1)
+        raise
+    finally:
+        for pool in (cpu_pool, *(p for p, _ in pools.values())):
+            pool.shutdown(wait=True, cancel_futures=True)
+    return cells
+
+
+def _as_they_finish(futures: list[Future[None]]) -> Iterator[Future[None]]:
+    pending = set(futures)
+    while pending:
+        # A timeout keeps the main thread waking up, so Ctrl-C is seen promptly.
+        done, pending = wait(pending, timeout=0.5, return_when="FIRST_COMPLETED")
+        yield from done
+
+
+@dataclass
+class RunResult:
+    record: RunRecord
+    path: Path
+
+
+def file_digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def run_matrix(
+    root: Path,
+    targets: Sequence[Target],
+    columns: Sequence[Column],
+    options: RunOptions,
+    *,
+    notes: Sequence[str] = (),
+    progress: ProgressFn | None = None,
+) -> RunResult:
+    """Run every leg, then write the record (atomically) and return it."""
+    from contribkit.git import facts as gitfacts
+
+    gitcmd.ensure_excluded(root)  # before anything is written under .contribkit/
+    before = gitfacts.tree_state(root)
+    run_id = new_record_id(before.head)
+    logs_dir = runs_dir(root) / run_id
+    logs_dir.mkdir(parents=True, exist_ok=True)
+    files = {relpath(t.path, root): file_digest(t.path) for t in targets}
+    planned = plan(root, targets, columns)
+    legs = [p for p in planned if isinstance(p, Leg)]
+    ran = execute(legs, LegRunner(root, logs_dir, options), options.jobs, progress)
+    ran_iter = iter(ran[i] for i in range(len(legs)))
+    cells = [next(ran_iter) if isinstance(p, Leg) else p for p in planned]
+    all_notes = list(notes)
+    for target in targets:
+        if target.kind == "pytest" and not any(c.file == relpath(target.path, root) for c in cells):
+            all_notes.append(
+                f"{relpath(target.path, root)} is a plain test file: it runs only in the cpu "
+                "column, which --devices leaves out"
+            )
+    for cell in cells:
+        cell.required = is_required(cell, options.require)
+    after = gitfacts.tree_state(root)
+    dirty = before.dirty
+    if (after.head, after.diff_hash) != (before.head, before.diff_hash):
+        dirty = True
+        all_notes.append("the tree changed while the run was going; the record counts as dirty")
+    ok, reason = evaluate(cells, options.expect)
+    record = RunRecord(
+        id=run_id,
+        created=utc_now_iso(),
+        head=before.head,
+        branch=before.branch,
+        dirty=dirty,
+        diff_hash=before.diff_hash,
+        expect=options.expect,
+        devices=list(options.devices),
+        require=list(options.require),
+        interpreters=[c.interpreter for c in columns],
+        cells=cells,
+        files=files,
+        ok=ok,
+        reason=reason,
+        uncommitted=list(before.uncommitted[:200]),
+        notes=all_notes,
+        keyword=options.keyword,
+        contribkit_version=__version__,
+    )
+    return RunResult(record, write_record(root, record))
+
+
+def local_columns(
+    pythons: Sequence[str], devices: Sequence[str], settings: Settings, remote: RemoteHost | None
+) -> list[Column]:
+    """Probe each interpreter (cached) and give it the devices it runs in this matrix."""
+    from contribkit.core.cache import JsonCache, cache_root
+    from contribkit.run.probe import probe_torch
+
+    cache = JsonCache(cache_root(settings), "probes")
+    local_devices = tuple(d for d in devices if not (remote is not None and d == "cuda"))
+    columns = []
+    for index, python in enumerate(dict.fromkeys(pythons), start=1):
+        info = probe_torch(python, cache, scrub=settings.get("scrub_env"))
+        columns.append(Column(interpreter_from_probe(index, python, info, None), local_devices))
+    if remote is not None and "cuda" in devices:
+        info = remote.probe()
+        interp = interpreter_from_probe(len(columns) + 1, remote.python, info, remote.host)
+        columns.append(Column(interp, ("cuda",), remote))
+    return columns
+
+
+def default_jobs() -> int:
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+def parse_devices(value: str | Sequence[str]) -> list[str]:
+    items = (
+        value.split(",")
+        if isinstance(value, str)
+        else [v for part in value for v in part.split(",")]
+    )
+    devices = list(dict.fromkeys(d.strip().lower() for d in items if d.strip()))
+    unknown = [d for d in devices if d not in DEVICES]
+    if unknown or not devices:
+        raise BadInput(
+            f"unknown device '{unknown[0]}'" if unknown else "no device given",
+            hint=f"devices are {', '.join(DEVICES)}, e.g. --devices cpu,cuda",
+        )
+    return devices
+
+
+def progress_line(done: int, total: int, cell: Cell) -> None:
+    from contribkit.run.record import cell_text
+
+    print(
+        f"[{done}/{total}] {cell.file} {cell.device} [{cell.interpreter}]: {cell_text(cell)}",
+        file=sys.stderr,
+        flush=True,
+    )
