@@ -74,6 +74,14 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     )
 
 
+@pytest.fixture(scope="session")
+def bare_python(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """An interpreter without torch (a venv without pip has nothing installed), one per run."""
+    venv = tmp_path_factory.mktemp("bare") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    return str(venv / "bin" / "python")
+
+
 @pytest.fixture
 def fake_github() -> Iterator[FakeGitHub]:
     server = FakeGitHub().start()

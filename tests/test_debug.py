@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -59,13 +58,6 @@ def cache(shared_cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """One registry probe for the whole session instead of one per test."""
     monkeypatch.setenv("CONTRIBKIT_CACHE_DIR", str(shared_cache_dir))
     return shared_cache_dir
-
-
-@pytest.fixture(scope="module")
-def bare_python(tmp_path_factory: pytest.TempPathFactory) -> str:
-    venv = tmp_path_factory.mktemp("bare") / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    return str(venv / "bin" / "python")
 
 
 def write(path: Path, text: str) -> Path:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -20,14 +19,6 @@ def registry(tmp_path_factory: pytest.TempPathFactory) -> Registry:
     """The registry of the torch installed for the tests (probed once for the module)."""
     cache = JsonCache(tmp_path_factory.mktemp("cache"), "torch-logs")
     return load_registry(sys.executable, cache, scrub=())
-
-
-@pytest.fixture(scope="module")
-def bare_python(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """An interpreter without torch: a venv without pip has nothing installed."""
-    venv = tmp_path_factory.mktemp("bare") / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    return str(venv / "bin" / "python")
 
 
 def test_registry_comes_from_the_real_torch(registry: Registry) -> None:

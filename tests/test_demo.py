@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from contribkit.cli.app import COMMANDS
 from tests.conftest import git
 
 pytestmark = pytest.mark.slow  # three real runs of torch code, a few seconds each
@@ -26,7 +25,7 @@ def test_demo_walks_the_workflow(run_cli, shared_cache: str, tmp_path: Path) -> 
     assert [(s["name"], s["status"]) for s in result["steps"]] == [
         ("repro", "ok"),
         ("run", "ok"),
-        ("test", "ok" if "test" in COMMANDS else "skipped"),
+        ("test", "ok"),
         ("fix", "ok"),
         ("run", "ok"),
         ("pr", "ok"),
@@ -35,10 +34,7 @@ def test_demo_walks_the_workflow(run_cli, shared_cache: str, tmp_path: Path) -> 
     assert steps[2]["command"] == "contribkit run repros/issue-4242 --expect reproduced"
     assert steps[2]["result"].startswith("REPRODUCED on cpu at ")
     assert "repros/issue-4242/repro.py  REPRODUCED" in steps[2]["output"]  # run's own table
-    if "test" not in COMMANDS:
-        assert steps[3]["command"] == "contribkit test --from-repro repros/issue-4242"
-        assert "`contribkit test` is not built into this contribkit" in steps[3]["result"]
-        assert steps[3]["output"] == ""  # nothing ran
+    assert steps[3]["command"] == "contribkit test --from-repro repros/issue-4242"
     assert "stands in for a change to aten/" in steps[4]["note"]
     assert steps[5]["command"] == "contribkit run"
     assert steps[5]["result"].startswith("NOT_REPRODUCED on cpu at ")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -48,10 +47,8 @@ def test_probe_is_cached_per_interpreter_and_mtime(tmp_path: Path) -> None:
     assert len(counter.read_text().splitlines()) == 2
 
 
-def test_interpreter_without_torch(tmp_path: Path) -> None:
-    venv = tmp_path / "bare"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    info = probe_torch(str(venv / "bin" / "python"), scrub=())
+def test_interpreter_without_torch(bare_python: str) -> None:
+    info = probe_torch(bare_python, scrub=())
     assert not info.torch and info.error and "torch" in info.error
 
 

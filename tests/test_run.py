@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from contribkit.core.config import load_settings
-from contribkit.run.runner import default_paths, generic_test_name, gpu_ids, parse_verdict
+from contribkit.core.verdict import parse_verdict
+from contribkit.run.runner import default_paths, generic_test_name, gpu_ids
 from contribkit.target.reprolib import VERDICT_PREFIX
 from tests.conftest import git
 from tests.runhelpers import alive, cells, run_json, wait_dead, write

@@ -146,15 +146,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(args: list[str]) -> int:
+    if not args:  # as click >= 8.2 does for a group (8.1 exits 0): the help, and usage's exit code
+        click.echo(cli.get_help(click.Context(cli, info_name="contribkit")))
+        return int(ExitCode.USAGE)
     try:
         rv: Any = cli.main(args=args, prog_name="contribkit", standalone_mode=False)
     except ContribkitError as exc:
         _print_traceback()
         print_error(exc.message, exc.hint)
         return int(exc.exit_code)
-    except click.exceptions.NoArgsIsHelpError as exc:
-        click.echo(exc.ctx.get_help() if exc.ctx else str(exc))
-        return int(ExitCode.USAGE)
     except click.UsageError as exc:
         command = exc.ctx.command_path if exc.ctx else "contribkit"
         print_error(exc.format_message(), f"see '{command} --help'")

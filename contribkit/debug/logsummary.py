@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from contribkit.core.verdict import find_verdict
 from contribkit.target.reprolib import VERDICT_PREFIX
 
 LOG_LINE = re.compile(
@@ -215,14 +216,6 @@ def find_exception(plain: list[str]) -> str | None:
             break
         text.append(extra.rstrip())
     return "\n".join(text)
-
-
-def find_verdict(plain: list[str]) -> tuple[str, str] | None:
-    for line in reversed(plain):
-        if line.startswith(VERDICT_PREFIX):
-            verdict, _, detail = line[len(VERDICT_PREFIX) :].strip().partition(" ")
-            return verdict, detail
-    return None
 
 
 def find_artefacts(lines: Iterable[str]) -> list[tuple[str, str]]:

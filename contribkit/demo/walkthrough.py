@@ -7,8 +7,7 @@ and each step runs the real command in it, as a subprocess of this interpreter
 1. ``repro --example``: the issue (``index_add_`` refuses a float source for a long tensor; its
    code is written for CUDA, so repro rewrites it to ``--device``) becomes ``repros/issue-4242``;
 2. ``run --expect reproduced``: REPRODUCED on cpu;
-3. ``test --from-repro``: a regression test, when this contribkit has the ``test`` command
-   (a step whose command is not built is SKIPPED and says so; nothing is faked);
+3. ``test --from-repro``: a regression test;
 4. a fix commit. The bug is in torch itself, which the demo cannot rebuild, so the commit adds
    a ``sitecustomize.py`` (from ``wrappers/demo_index_add_fix.py``) under
    ``aten/src/ATen/native/``, on the PYTHONPATH of the demo's runs, that really changes
@@ -91,7 +90,7 @@ class Step:
     name: str
     purpose: str
     command: str | None = None  # as a user would type it
-    status: str = "ok"  # "ok", "skipped" or "failed"
+    status: str = "ok"  # "ok" or "failed"
     result: str = ""  # the one-line outcome
     output: str = ""  # what the command printed
     note: str | None = None
@@ -160,12 +159,6 @@ def child_env(root: Path, python: str) -> dict[str, str]:
     return env
 
 
-def _has_command(name: str) -> bool:
-    from contribkit.cli.app import COMMANDS
-
-    return name in COMMANDS
-
-
 def _repro_cell(record: RunRecord, device: str = "cpu") -> str:
     cells = [c for c in record.cells if c.kind == "repro" and c.device == device]
     return cells[0].status if cells else "no cell"
@@ -210,14 +203,6 @@ class Demo:
         step.result = f"REPRODUCED on cpu at {record.short_head}: the bug is real"
 
     def test(self, step: Step) -> None:
-        if not _has_command("test"):
-            step.status = "skipped"
-            step.command = f"contribkit test --from-repro {REPRO_DIR}"
-            step.result = (
-                "SKIPPED: `contribkit test` is not built into this contribkit yet; "
-                "no test is faked, so step 5 runs the repro alone"
-            )
-            return
         step.command, result = self.contribkit("test", "--from-repro", REPRO_DIR)
         step.output = result.output
         status = git("status", "--porcelain", "--untracked-files=all", "--", "test", cwd=self.root)

@@ -18,7 +18,6 @@ cells without running anything. With a remote CUDA host, CUDA legs run there ove
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -35,6 +34,7 @@ from typing import TYPE_CHECKING
 from contribkit import __version__
 from contribkit.core.errors import BadInput, warn
 from contribkit.core.proc import ChildResult, kill_running, run_child, scrubbed_env
+from contribkit.core.verdict import last_line, parse_verdict
 from contribkit.git import cmd as gitcmd
 from contribkit.run.record import (
     Cell,
@@ -347,25 +347,6 @@ class LegRunner:
         else:
             read_test_cell(cell, output, leg.device, self.options.keyword)
         return cell
-
-
-def last_line(output: str) -> str:
-    lines = [line.strip() for line in output.splitlines() if line.strip()]
-    return lines[-1] if lines else ""
-
-
-def parse_verdict(output: str) -> tuple[str, str] | None:
-    """The verdict word and detail from a repro's last line (text or ``--json`` form)."""
-    line = last_line(output)
-    if line.startswith(VERDICT_PREFIX):
-        word, _, detail = line[len(VERDICT_PREFIX) :].strip().partition(" ")
-        return (word, detail.strip()) if word in VERDICT_EXIT else None
-    if line.startswith("{"):
-        with contextlib.suppress(ValueError):
-            data = json.loads(line)
-            if isinstance(data, dict) and data.get("verdict") in VERDICT_EXIT:
-                return str(data["verdict"]), str(data.get("detail", ""))
-    return None
 
 
 def read_repro_cell(cell: Cell, output: LegOutput) -> None:

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from contribkit.demo.walkthrough import Step
 
 EPILOG = """\b
-Exit codes: 0 every step passed or was skipped, 1 a step failed (the demo stops there),
+Exit codes: 0 every step passed, 1 a step failed (the demo stops there),
 2 bad input (a --dir that is not empty, an interpreter without torch).
 """
 
@@ -37,7 +37,7 @@ def demo(directory: Path | None, python: str | None, as_json: bool) -> int:
 
     In a scratch git repository shaped like a PyTorch fork: 1. repro --example (index_add_
     refuses a float source for a long tensor); 2. run: REPRODUCED on cpu; 3. test
-    --from-repro (skipped, and named, when this contribkit has no `test` command); 4. a fix
+    --from-repro: a regression test; 4. a fix
     commit; 5. run: NOT_REPRODUCED, and the test passes; 6. pr: the PR body. Each step is the
     real command, run in the scratch fork; its command line and result are printed as it goes.
 
@@ -104,5 +104,5 @@ def show_step(step: Step) -> None:
         click.echo(f"   $ {step.command}")
     for line in step.output.rstrip().splitlines():
         click.echo(f"     {line}")
-    mark = {"ok": "->", "skipped": "--", "failed": "!!"}[step.status]
+    mark = {"ok": "->", "failed": "!!"}[step.status]
     click.echo(f"   {mark} {step.result} ({step.duration_s:.1f}s)")

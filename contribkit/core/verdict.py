@@ -1,0 +1,49 @@
+"""Reading a repro's verdict back: the one parser of the contract that ``target/reprolib.py`` prints.
+
+The last line a repro prints is ``contribkit-verdict: <VERDICT> [<oracle>] <detail>`` (or, with
+``--json``, one JSON object with ``verdict`` and ``detail``). ``run`` reads a leg's output with
+:func:`parse_verdict`; ``debug`` finds the last verdict line in a log with :func:`find_verdict`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterable
+
+from contribkit.target.reprolib import VERDICT_EXIT, VERDICT_PREFIX
+
+
+def verdict_of_line(line: str) -> tuple[str, str] | None:
+    """The verdict word and detail of one ``contribkit-verdict:`` line, else None."""
+    line = line.strip()
+    if not line.startswith(VERDICT_PREFIX):
+        return None
+    word, _, detail = line[len(VERDICT_PREFIX) :].strip().partition(" ")
+    return (word, detail.strip()) if word in VERDICT_EXIT else None
+
+
+def last_line(output: str) -> str:
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def parse_verdict(output: str) -> tuple[str, str] | None:
+    """The verdict word and detail from a repro's last line (text or ``--json`` form)."""
+    line = last_line(output)
+    if line.startswith("{"):
+        with contextlib.suppress(ValueError):
+            data = json.loads(line)
+            if isinstance(data, dict) and data.get("verdict") in VERDICT_EXIT:
+                return str(data["verdict"]), str(data.get("detail", ""))
+        return None
+    return verdict_of_line(line)
+
+
+def find_verdict(lines: Iterable[str]) -> tuple[str, str] | None:
+    """The last verdict line among ``lines`` (a debug log, where output may follow it)."""
+    for line in reversed(list(lines)):
+        verdict = verdict_of_line(line)
+        if verdict is not None:
+            return verdict
+    return None
