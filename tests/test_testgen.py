@@ -16,7 +16,7 @@ from contribkit.conventions.testfiles import check_test_source
 from contribkit.core.errors import BadInput
 from contribkit.core.render import one_line, python_literal
 from contribkit.issue.model import Signature
-from contribkit.testgen import plan as testgen
+from contribkit.testgen import specs as testgen
 from contribkit.testgen.pyedit import ImportSpec, indent_block
 from tests.largefile import inserted_lines
 from tests.reprofixtures import (

@@ -101,7 +101,7 @@ def test(
     """
     from contribkit.cli.output import print_json
     from contribkit.core.render import OutputFile, write_outputs
-    from contribkit.testgen import plan as testgen
+    from contribkit.testgen import specs as testgen
 
     sources = [s for s in (op, module, from_repro) if s]
     if len(sources) > 1:
