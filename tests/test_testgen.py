@@ -16,8 +16,31 @@ from contribkit.conventions.testfiles import check_test_source
 from contribkit.core.errors import BadInput
 from contribkit.core.render import one_line, python_literal
 from contribkit.issue.model import Signature
-from contribkit.testgen import specs as testgen
+from contribkit.testgen.areas import (
+    HOME_FILES,
+    area_target,
+    class_name_for,
+    method_name,
+    op_area,
+    slug,
+)
+from contribkit.testgen.files import default_target, plan_into, plan_new_file, split_into
+from contribkit.testgen.fromrepro import _signature_checks, read_repro, repro_spec
 from contribkit.testgen.pyedit import ImportSpec, indent_block
+from contribkit.testgen.rewrite import (
+    draws_random,
+    drop_no_ops,
+    hoist_imports,
+    quiet_value_prints,
+    take_result,
+)
+from contribkit.testgen.specs import (
+    MethodSpec,
+    check_dotted,
+    check_init,
+    file_imports,
+    skeleton_spec,
+)
 from tests.largefile import inserted_lines
 from tests.reprofixtures import (
     COMPILE_CODE,
@@ -30,9 +53,9 @@ from tests.reprofixtures import (
 )
 
 
-def new_file(spec: testgen.MethodSpec, tmp_path: Path) -> str:
-    rel, cls, _ = testgen.default_target(spec, None)
-    plan = testgen.plan_new_file(spec, tmp_path / rel, rel, tmp_path, "test", cls)
+def new_file(spec: MethodSpec, tmp_path: Path) -> str:
+    rel, cls, _ = default_target(spec, None)
+    plan = plan_new_file(spec, tmp_path / rel, rel, tmp_path, "test", cls)
     assert check_test_source(plan.after, rel) == []  # the hooks' rules, as the scaffold runs them
     return plan.after
 
@@ -44,29 +67,29 @@ def method_of(text: str, name: str) -> ast.FunctionDef:
 
 
 def test_names_and_places() -> None:
-    assert testgen.method_name("index add: empty!") == "test_index_add_empty"
-    assert testgen.method_name("test_x") == "test_x"
+    assert method_name("index add: empty!") == "test_index_add_empty"
+    assert method_name("test_x") == "test_x"
     with pytest.raises(BadInput):
-        testgen.method_name("!!!")
-    assert testgen.slug("[Inductor] torch.compile gives NaN with bf16 matmul on H100 GPUs") == (
+        method_name("!!!")
+    assert slug("[Inductor] torch.compile gives NaN with bf16 matmul on H100 GPUs") == (
         "inductor_torch_compile_gives_nan_with"
     )
-    assert testgen.class_name_for(Path("test/nn/test_conv_transpose2d.py")) == "TestConvTranspose2d"
-    assert testgen.area_target("inductor", "issue_7") == ("test/inductor/test_issue_7.py", None)
-    assert testgen.area_target("linalg", "svd") == ("test/test_linalg.py", "TestLinalg")
-    assert testgen.area_target("indexing", "x") == ("test/test_indexing.py", "TestIndexing")
-    assert testgen.area_target("special", "x") == ("test/test_special.py", None)
-    assert testgen.check_init("3, kernel_size=(2, 2)") == "3, kernel_size=(2, 2)"
+    assert class_name_for(Path("test/nn/test_conv_transpose2d.py")) == "TestConvTranspose2d"
+    assert area_target("inductor", "issue_7") == ("test/inductor/test_issue_7.py", None)
+    assert area_target("linalg", "svd") == ("test/test_linalg.py", "TestLinalg")
+    assert area_target("indexing", "x") == ("test/test_indexing.py", "TestIndexing")
+    assert area_target("special", "x") == ("test/test_special.py", None)
+    assert check_init("3, kernel_size=(2, 2)") == "3, kernel_size=(2, 2)"
     with pytest.raises(BadInput, match="call arguments"):
-        testgen.check_init("2); import os; (")
+        check_init("2); import os; (")
     with pytest.raises(BadInput, match="dotted"):
-        testgen.check_dotted("index_add; rm", "--op")
-    assert testgen.split_into("test/test_x.py::TestX") == ("test/test_x.py", "TestX")
-    assert testgen.split_into("test/test_x.py") == ("test/test_x.py", None)
+        check_dotted("index_add; rm", "--op")
+    assert split_into("test/test_x.py::TestX") == ("test/test_x.py", "TestX")
+    assert split_into("test/test_x.py") == ("test/test_x.py", None)
 
 
 def test_skeleton_is_well_formed_and_asserts(tmp_path: Path) -> None:
-    text = new_file(testgen.skeleton_spec("test_empty_index", "indexing"), tmp_path)
+    text = new_file(skeleton_spec("test_empty_index", "indexing"), tmp_path)
     assert text.startswith('# Owner(s): ["module: tests"]\n')
     method = method_of(text, "test_empty_index")
     assert [ast.unparse(d) for d in method.decorator_list] == [
@@ -80,7 +103,7 @@ def test_skeleton_is_well_formed_and_asserts(tmp_path: Path) -> None:
 
 def test_crash_repro_becomes_a_device_generic_regression_test(tmp_path: Path) -> None:
     folder = make_repro(tmp_path / "repros", 101, CRASH_CODE, CRASH_SIGNATURE)
-    spec = testgen.repro_spec(testgen.read_repro(folder))
+    spec = repro_spec(read_repro(folder))
     assert spec.name == "test_issue_101_pick_rows_crashes_on_cuda"
     assert (spec.generic, spec.only, spec.area, spec.thing) == (True, None, "torch", "issue_101")
     text = new_file(spec, tmp_path)
@@ -113,21 +136,21 @@ def test_crash_repro_becomes_a_device_generic_regression_test(tmp_path: Path) ->
 def test_crash_tests_check_the_result_without_no_op_lines(tmp_path: Path) -> None:
     device_var = CRASH_CODE.replace("import buggy_ops\n", 'import buggy_ops\ndevice = "cuda"\n')
     folder = make_repro(tmp_path / "repros", 110, device_var, CRASH_SIGNATURE)
-    source = testgen.read_repro(folder)
-    plain = testgen.repro_spec(source, None, False)
+    source = read_repro(folder)
+    plain = repro_spec(source, None, False)
     body = ast.unparse(method_of(new_file(plain, tmp_path), plain.name))
     assert "device = device" not in body and "print(" not in body
     assert "for value in tree_leaves(rows):" in body  # no CPU to compare with: no inf or nan
     assert "self.assertTrue(value.isfinite().all(), 'rows holds inf or nan')" in body
     assert ImportSpec("torch.utils._pytree", "tree_leaves") in plain.imports
-    seeded = testgen.repro_spec(
-        testgen.read_repro(make_repro(tmp_path / "repros", 111, RANDOM_CRASH_CODE, CRASH_SIGNATURE))
+    seeded = repro_spec(
+        read_repro(make_repro(tmp_path / "repros", 111, RANDOM_CRASH_CODE, CRASH_SIGNATURE))
     )
     body = ast.unparse(method_of(new_file(seeded, tmp_path), seeded.name))
     assert "def run(device):\n        torch.manual_seed(0)" in body
     assert "result = buggy_ops.pick_rows(layer(x), torch.tensor([2, 0], device=device))" in body
-    on_device = testgen.repro_spec(
-        testgen.read_repro(
+    on_device = repro_spec(
+        read_repro(
             make_repro(
                 tmp_path / "repros",
                 112,
@@ -165,19 +188,19 @@ def test_crash_tests_check_the_result_without_no_op_lines(tmp_path: Path) -> Non
     ],
 )
 def test_the_result_of_the_code(code: str, expected: tuple[str, str | None]) -> None:
-    assert testgen.take_result(code) == expected
+    assert take_result(code) == expected
 
 
 def test_crash_code_keeps_formatting_its_values_quietly() -> None:
     """A crash may be raised while a value is printed (its repr): the print becomes str()."""
     code = "x = torch.ones(2).to_sparse()\nprint(x)\nprint(x, x.sum(), sep='|')\nprint('done')\n"
-    assert testgen.quiet_value_prints(code) == (
+    assert quiet_value_prints(code) == (
         "x = torch.ones(2).to_sparse()\nstr(x)\nstr(x), str(x.sum())\nstr('done')\n"
     )
 
 
 def test_no_ops_and_random_numbers() -> None:
-    assert testgen.drop_no_ops("device = device\nx = 1\ny = y; z = 2\n") == "x = 1\ny = y; z = 2\n"
+    assert drop_no_ops("device = device\nx = 1\ny = y; z = 2\n") == "x = 1\ny = y; z = 2\n"
     draws = {
         "x = torch.ones(2, device=device)": "",
         "x = torch.randn(2).to(device)": "cpu",
@@ -190,14 +213,14 @@ def test_no_ops_and_random_numbers() -> None:
         "y = torch.nn.functional.dropout(x)": "device",
         "torch.nn.init.kaiming_uniform_(w)": "device",
     }
-    assert {code: testgen.draws_random(code) for code in draws} == draws
+    assert {code: draws_random(code) for code in draws} == draws
     # imports already taken out of the code for the file's import block
-    assert testgen.draws_random("m = Linear(3, 4)", {"Linear": "torch.nn.Linear"}) == "cpu"
+    assert draws_random("m = Linear(3, 4)", {"Linear": "torch.nn.Linear"}) == "cpu"
 
 
 def test_wrong_result_repro_uses_the_repros_check(tmp_path: Path) -> None:
     folder = make_repro(tmp_path / "repros", 102, WRONG_CODE, title="row_means is wrong")
-    spec = testgen.repro_spec(testgen.read_repro(folder))
+    spec = repro_spec(read_repro(folder))
     text = new_file(spec, tmp_path)
     body = ast.unparse(method_of(text, spec.name))
     assert (
@@ -210,7 +233,7 @@ def test_wrong_result_repro_uses_the_repros_check(tmp_path: Path) -> None:
 
 def test_cuda_only_repro_is_only_cuda_without_hard_coded_cuda(tmp_path: Path) -> None:
     folder = make_repro(tmp_path / "repros", 104, CUDA_COMPARE_CODE, labels=["module: cuda"])
-    spec = testgen.repro_spec(testgen.read_repro(folder))
+    spec = repro_spec(read_repro(folder))
     text = new_file(spec, tmp_path)
     assert spec.only == "cuda" and "    @onlyCUDA\n" in text
     assert "x.to(device)" in text and ".cuda()" not in text
@@ -219,9 +242,9 @@ def test_cuda_only_repro_is_only_cuda_without_hard_coded_cuda(tmp_path: Path) ->
 def test_compile_repro_uses_dynamo_test_case_and_compares_eager(tmp_path: Path) -> None:
     sig = Signature("RuntimeError", "pick_rows(): index [0, 1] is out of bounds", "traceback")
     folder = make_repro(tmp_path / "repros", 103, COMPILE_CODE, sig, labels=["oncall: pt2"])
-    spec = testgen.repro_spec(testgen.read_repro(folder))
+    spec = repro_spec(read_repro(folder))
     assert spec.dynamo and spec.area == "dynamo"  # backend="eager", no inductor label
-    rel, cls, why = testgen.default_target(spec, None)
+    rel, cls, why = default_target(spec, None)
     assert (rel, cls) == ("test/dynamo/test_repros.py", "ReproTests") and "eager" in why
     text = new_file(spec, tmp_path)
     assert "from torch._dynamo.test_case import run_tests, TestCase" in text
@@ -239,13 +262,13 @@ def test_labels_place_the_test(tmp_path: Path) -> None:
         CRASH_SIGNATURE,
         labels=["triaged", "module: inductor"],
     )
-    spec = testgen.repro_spec(testgen.read_repro(folder))
-    assert testgen.default_target(spec, None) == (
+    spec = repro_spec(read_repro(folder))
+    assert default_target(spec, None) == (
         "test/inductor/test_issue_105.py",
         None,
         "the issue's label 'module: inductor'",
     )
-    assert testgen.default_target(spec, "nn")[:2] == ("test/test_nn.py", "TestNNDeviceType")
+    assert default_target(spec, "nn")[:2] == ("test/test_nn.py", "TestNNDeviceType")
     labels = {
         ("module: nn", "module: scatter & gather ops"): "test/test_scatter_gather.py",
         ("module: nn", "module: pooling"): "test/nn/test_pooling.py",
@@ -257,8 +280,8 @@ def test_labels_place_the_test(tmp_path: Path) -> None:
         folder = make_repro(
             tmp_path / "repros", number, CRASH_CODE, CRASH_SIGNATURE, labels=list(issue_labels)
         )
-        spec = testgen.repro_spec(testgen.read_repro(folder))
-        assert testgen.default_target(spec, None)[0] == expected, issue_labels
+        spec = repro_spec(read_repro(folder))
+        assert default_target(spec, None)[0] == expected, issue_labels
 
 
 def test_operators_go_where_pytorch_keeps_their_tests() -> None:
@@ -273,24 +296,24 @@ def test_operators_go_where_pytorch_keeps_their_tests() -> None:
         ("index_add_", None): "torch",
         ("mm", None): "linalg",
     }
-    assert {key: testgen._op_area(*key)[0] for key in areas} == areas
-    assert all(area in testgen.HOME_FILES for area in areas.values())
+    assert {key: op_area(*key)[0] for key in areas} == areas
+    assert all(area in HOME_FILES for area in areas.values())
 
 
 def test_bad_repro_folders(tmp_path: Path) -> None:
     with pytest.raises(BadInput, match="is not a repro folder"):
-        testgen.read_repro(tmp_path / "missing")
+        read_repro(tmp_path / "missing")
     (tmp_path / "empty").mkdir()
     with pytest.raises(BadInput, match=r"has no meta\.json"):
-        testgen.read_repro(tmp_path / "empty")
+        read_repro(tmp_path / "empty")
     folder = make_repro(tmp_path / "repros", 106, CRASH_CODE, CRASH_SIGNATURE)
     script = (folder / "repro.py").read_text()
     (folder / "repro.py").write_text(script.replace("# ---- end of the issue's code ----\n", ""))
     with pytest.raises(BadInput, match="lost the markers"):
-        testgen.read_repro(folder)
+        read_repro(folder)
     (folder / "meta.json").write_text("{not json")
     with pytest.raises(BadInput, match="not valid JSON"):
-        testgen.read_repro(folder)
+        read_repro(folder)
 
 
 def test_incomplete_repros_must_be_completed_first(tmp_path: Path) -> None:
@@ -298,13 +321,13 @@ def test_incomplete_repros_must_be_completed_first(tmp_path: Path) -> None:
     with pytest.raises(
         BadInput, match=r"INCOMPLETE: check\(\) in repro.py is not filled in yet"
     ) as info:
-        testgen.read_repro(unknown)
+        read_repro(unknown)
     assert "complete the repro first" in (info.value.hint or "")
     broken = make_repro(
         tmp_path / "repros", 108, "import torch\nx = torch.ones(2\n", CRASH_SIGNATURE
     )
     with pytest.raises(BadInput, match="INCOMPLETE: the issue's code does not parse"):
-        testgen.read_repro(broken)
+        read_repro(broken)
     # Filled in by hand: the check is used even though meta.json still says incomplete.
     script = (
         (unknown / "repro.py")
@@ -315,7 +338,7 @@ def test_incomplete_repros_must_be_completed_first(tmp_path: Path) -> None:
         )
     )
     (unknown / "repro.py").write_text(script)
-    source = testgen.read_repro(unknown)
+    source = read_repro(unknown)
     assert json.loads((unknown / "meta.json").read_text())["incomplete"] is True
     assert source.check == "assert torch.ones(2).sum() == 2\n" and source.notes
 
@@ -323,16 +346,16 @@ def test_incomplete_repros_must_be_completed_first(tmp_path: Path) -> None:
 def test_a_file_breaking_the_conventions_is_refused(tmp_path: Path) -> None:
     """The scaffold runs the hooks' rules on what it generates: a hard-coded CUDA device in a
     device-generic test would be our bug, so it is never written."""
-    spec = testgen.skeleton_spec("test_x", "indexing")
+    spec = skeleton_spec("test_x", "indexing")
     spec.method = spec.method.replace("device=device, dtype=dtype)", 'device="cuda", dtype=dtype)')
     with pytest.raises(AssertionError, match="CK505"):
-        testgen.plan_new_file(spec, tmp_path / "test/test_x.py", "test/test_x.py", tmp_path, "test")
+        plan_new_file(spec, tmp_path / "test/test_x.py", "test/test_x.py", tmp_path, "test")
 
 
 def test_hoisting_keeps_conflicting_and_shared_line_imports_local() -> None:
-    harness = {spec.bound: spec for spec in testgen.file_imports(False)}
+    harness = {spec.bound: spec for spec in file_imports(False)}
     code = "import torch\nfrom unittest import TestCase\nimport os; import sys\nimport numpy as np\nx = np.ones(2)\n"
-    rest, hoisted, _ = testgen.hoist_imports(code, harness)
+    rest, hoisted, _ = hoist_imports(code, harness)
     assert hoisted == [ImportSpec("torch"), ImportSpec("numpy", None, "np")]
     assert rest == "from unittest import TestCase\nimport os; import sys\nx = np.ones(2)\n"
 
@@ -341,7 +364,7 @@ def test_hoisting_keeps_conflicting_and_shared_line_imports_local() -> None:
 @given(title=st.text(min_size=1, max_size=60))
 def test_issue_titles_stay_data(tmp_path_factory: pytest.TempPathFactory, title: str) -> None:
     folder = make_repro(tmp_path_factory.mktemp("r"), 109, CRASH_CODE, CRASH_SIGNATURE, title=title)
-    spec = testgen.repro_spec(testgen.read_repro(folder))
+    spec = repro_spec(read_repro(folder))
     tree = ast.parse("class T:\n" + indent_block(spec.method, "    "))
     doc = ast.get_docstring(tree.body[0].body[0]) or ""  # type: ignore[attr-defined, arg-type]
     assert one_line(title) in doc
@@ -374,20 +397,16 @@ def test_into_a_plain_class_sets_the_device_itself(tmp_path: Path) -> None:
     target = tmp_path / "test_repros.py"
     target.write_text(DYNAMO_FILE)
     sig = Signature("RuntimeError", "pick_rows(): index [0, 1] is out of bounds", "traceback")
-    compiled = testgen.read_repro(make_repro(tmp_path / "repros", 103, COMPILE_CODE, sig))
-    cuda_only = testgen.read_repro(make_repro(tmp_path / "repros", 104, CUDA_COMPARE_CODE))
+    compiled = read_repro(make_repro(tmp_path / "repros", 103, COMPILE_CODE, sig))
+    cuda_only = read_repro(make_repro(tmp_path / "repros", 104, CUDA_COMPARE_CODE))
 
-    plan = testgen.plan_into(
-        lambda g: testgen.repro_spec(compiled, None, g), target, "t.py", "ReproTests", None
-    )
+    plan = plan_into(lambda g: repro_spec(compiled, None, g), target, "t.py", "ReproTests", None)
     assert plan.summary["device_generic"] is False
     assert not any("reset dynamo" in note for note in plan.summary["notes"])
     assert "    def test_issue_103_pick_rows_crashes_on_cuda(self):\n" in plan.after
     assert inserted_lines(DYNAMO_FILE, plan.after)[0] == "import buggy_ops\n"
 
-    plain = testgen.plan_into(
-        lambda g: testgen.repro_spec(cuda_only, None, g), target, "t.py", "PlainTests", None
-    )
+    plain = plan_into(lambda g: repro_spec(cuda_only, None, g), target, "t.py", "PlainTests", None)
     method = method_of(plain.after, "test_issue_104_pick_rows_crashes_on_cuda")
     assert [ast.unparse(d) for d in method.decorator_list] == [
         "unittest.skipIf(not TEST_CUDA, 'requires CUDA')"
@@ -398,13 +417,13 @@ def test_into_a_plain_class_sets_the_device_itself(tmp_path: Path) -> None:
         "from torch.testing._internal.common_cuda import TEST_CUDA",
     ]
     # A compile test in a class that does not reset dynamo gets a note.
-    noted = testgen.plan_into(
-        lambda g: testgen.repro_spec(compiled, "test_again", g), target, "t.py", "PlainTests", None
+    noted = plan_into(
+        lambda g: repro_spec(compiled, "test_again", g), target, "t.py", "PlainTests", None
     )
     assert "does not reset dynamo" in noted.summary["notes"][-1]
     with pytest.raises(BadInput, match="PlainTests already has test_old"):
-        testgen.plan_into(
-            lambda g: testgen.repro_spec(compiled, "test_old", g),
+        plan_into(
+            lambda g: repro_spec(compiled, "test_old", g),
             target,
             "t.py",
             "PlainTests",
@@ -414,7 +433,7 @@ def test_into_a_plain_class_sets_the_device_itself(tmp_path: Path) -> None:
 
 
 def test_signature_matching_code() -> None:
-    builtin = testgen._signature_checks(
+    builtin = _signature_checks(
         {
             "exc_type": "RuntimeError",
             "message": "shape <n> at <addr> is invalid for input of size 4",
@@ -426,7 +445,7 @@ def test_signature_matching_code() -> None:
         "fragment": "is invalid for input of size 4",
         "matches": ["same_message"],
     }
-    dotted = testgen._signature_checks(
+    dotted = _signature_checks(
         {"exc_type": "torch._dynamo.exc.BackendCompilerFailed", "message": "oops"}
     )
     assert dotted == {
@@ -459,9 +478,7 @@ def test_into_a_file_with_a_byte_order_mark_keeps_it(tmp_path: Path) -> None:
     target = tmp_path / "test_old.py"
     original = "\ufeff" + GENERIC_FILE
     target.write_bytes(original.encode("utf-8"))
-    plan = testgen.plan_into(
-        lambda g: testgen.skeleton_spec("test_new", "tests", g), target, "t.py", None, None
-    )
+    plan = plan_into(lambda g: skeleton_spec("test_new", "tests", g), target, "t.py", None, None)
     assert plan.summary["class"] == "TestOld" and plan.summary["device_generic"]
     assert plan.after.startswith("\ufeff# Owner(s):")
     assert "    def test_new(self, device, dtype):\n" in inserted_lines(original, plan.after)

@@ -101,7 +101,7 @@ def test(
     """
     from contribkit.cli.output import print_json
     from contribkit.core.render import OutputFile, write_outputs
-    from contribkit.testgen import specs as testgen
+    from contribkit.testgen import areas, files, fromrepro, specs
 
     sources = [s for s in (op, module, from_repro) if s]
     if len(sources) > 1:
@@ -128,39 +128,39 @@ def test(
         )
     ws = Workspace.load(python=python)
     base = ws.root if ws.root is not None else Path.cwd()
-    test_name = testgen.method_name(name) if name else None
-    area = testgen.check_area(area) if area else None
+    test_name = areas.method_name(name) if name else None
+    area = areas.check_area(area) if area else None
 
-    build: Callable[[bool], testgen.MethodSpec]  # generic class or not -> the test
+    build: Callable[[bool], specs.MethodSpec]  # generic class or not -> the test
     if op:
-        request = testgen.target_request("op", testgen.check_dotted(op, "--op"))
-        result = testgen.probe_target(ws.python(), request, ws.settings)
-        build = partial(testgen.op_spec, result, test_name)
+        request = specs.target_request("op", specs.check_dotted(op, "--op"))
+        result = specs.probe_target(ws.python(), request, ws.settings)
+        build = partial(specs.op_spec, result, test_name)
     elif module:
-        init_args = testgen.check_init(init) if init else None
-        qualname = testgen.check_dotted(module, "--module")
-        request = testgen.target_request("module", qualname, init_args)
-        result = testgen.probe_target(ws.python(), request, ws.settings)
-        build = partial(testgen.module_spec, result, init_args, test_name)
+        init_args = specs.check_init(init) if init else None
+        qualname = specs.check_dotted(module, "--module")
+        request = specs.target_request("module", qualname, init_args)
+        result = specs.probe_target(ws.python(), request, ws.settings)
+        build = partial(specs.module_spec, result, init_args, test_name)
     elif from_repro:
-        folder = testgen.resolve_repro_dir(from_repro, base / ws.settings.get("repros_dir"))
-        build = partial(testgen.repro_spec, testgen.read_repro(folder), test_name)
+        folder = fromrepro.resolve_repro_dir(from_repro, base / ws.settings.get("repros_dir"))
+        build = partial(fromrepro.repro_spec, fromrepro.read_repro(folder), test_name)
     else:
         assert test_name is not None
-        build = partial(testgen.skeleton_spec, test_name, area or "tests")
+        build = partial(specs.skeleton_spec, test_name, area or "tests")
 
     if into:
-        file, cls = testgen.split_into(into)
-        plan = testgen.plan_into(build, Path(file), file, cls, ws.root)
+        file, cls = files.split_into(into)
+        plan = files.plan_into(build, Path(file), file, cls, ws.root)
     elif path:
-        plan = testgen.plan_new_file(build(True), path, str(path), ws.root, "--path")
+        plan = files.plan_new_file(build(True), path, str(path), ws.root, "--path")
         if path.exists() and not force and not (to_stdout or dry_run):
             raise BadInput(
                 f"{path} already exists",
                 f"add the test to it with --into {path}, or pass --force to replace it",
             )
     else:
-        plan = testgen.plan_default(build, area, base, ws.root)
+        plan = files.plan_default(build, area, base, ws.root)
     inserting = plan.summary["action"] == "insert"
 
     if to_stdout:

@@ -1,0 +1,318 @@
+"""A regression test from a repro folder written by ``contribkit repro``: read the folder
+(:func:`read_repro`), then turn the issue's code and the repro's check, or its failure
+signature, into one test method (:func:`repro_spec`).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from contribkit.core.astnames import source_lines
+from contribkit.core.errors import BadInput
+from contribkit.core.render import render
+from contribkit.testgen.areas import repro_area, slug
+from contribkit.testgen.pyedit import ImportSpec, block_at_column_zero, indent_block, rename
+from contribkit.testgen.rewrite import (
+    draws_random,
+    drop_no_ops,
+    drop_value_prints,
+    eager_compiled_pairs,
+    hoist_imports,
+    quiet_value_prints,
+    rewrite_cuda,
+    take_result,
+    unwrap_main,
+)
+from contribkit.testgen.specs import TORCH, TREE_MAP, MethodSpec, decorator_imports, file_imports
+
+CODE_START = "# ---- the issue's code ("
+CODE_END = "# ---- end of the issue's code ----"
+_MASKS = re.compile(r"<addr>|<path>|<n>")
+
+
+@dataclass
+class ReproSource:
+    dir: Path
+    meta: dict[str, Any]
+    code: str  # the issue's code, as repro.py holds it now
+    check: str | None  # check()'s body (docstring dropped), moved to column 0
+    notes: list[str] = field(default_factory=list)
+
+
+def resolve_repro_dir(value: str, repros_root: Path) -> Path:
+    """A repro folder, a path to its repro.py or meta.json, or an issue number."""
+    if value.isdigit():
+        return repros_root / f"issue-{value}"
+    path = Path(value)
+    return path.parent if path.name in ("repro.py", "meta.json") else path
+
+
+def read_repro(folder: Path) -> ReproSource:
+    if not folder.is_dir():
+        raise BadInput(f"{folder} is not a repro folder", hint="write one with: contribkit repro N")
+    meta_path = folder / "meta.json"
+    if not meta_path.is_file():
+        raise BadInput(
+            f"{folder} has no meta.json",
+            hint="--from-repro reads the folders `contribkit repro N` writes",
+        )
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise BadInput(
+            f"{meta_path} is not valid JSON ({exc})",
+            hint="regenerate it with contribkit repro N --force",
+        ) from exc
+    if not isinstance(meta, dict) or "kind" not in meta:
+        raise BadInput(
+            f"{meta_path} is not a contribkit repro's meta.json",
+            hint="regenerate it with contribkit repro N --force",
+        )
+    script = folder / "repro.py"
+    try:
+        text = script.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise BadInput(
+            f"{script} cannot be read ({exc.strerror or exc})",
+            hint="regenerate it with contribkit repro N --force",
+        ) from exc
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as exc:
+        raise BadInput(
+            f"{script}:{exc.lineno}: syntax error: {exc.msg}", hint="fix repro.py first"
+        ) from exc
+    lines = source_lines(text)
+    starts = [i for i, line in enumerate(lines) if line.startswith(CODE_START)]
+    ends = [i for i, line in enumerate(lines) if line.rstrip() == CODE_END]
+    if len(starts) != 1 or len(ends) != 1 or ends[0] < starts[0]:
+        raise BadInput(
+            f"{script} has lost the markers around the issue's code",
+            hint=f"keep the lines '{CODE_START}…) ----' and '{CODE_END}' around it",
+        )
+    code = "".join(lines[starts[0] + 1 : ends[0]])
+    reason = _incomplete_reason(tree)
+    if reason:
+        raise BadInput(
+            f"{folder} is INCOMPLETE: {reason}",
+            hint=f"complete the repro first (until `contribkit run {folder}` gives a verdict other than CANNOT_RUN INCOMPLETE)",
+        )
+    check = None
+    notes = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == "check":
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                body = body[1:]
+            if not body:
+                break
+            start, end = body[0].lineno, body[-1].end_lineno or body[-1].lineno
+            check = block_at_column_zero("".join(lines[start - 1 : end]), body[0].col_offset)
+    if meta.get("incomplete") and check is not None:
+        notes.append("meta.json says INCOMPLETE, but check() in repro.py is filled in: it is used")
+    if check is None and not meta.get("signature_parts"):
+        raise BadInput(
+            f"{folder} has neither a failure signature nor a check()",
+            hint="fill in check() in repro.py so that it fails while the bug is present",
+        )
+    return ReproSource(folder, meta, code, check, notes)
+
+
+def _incomplete_reason(tree: ast.Module) -> str | None:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Repro":
+            for kw in node.keywords:
+                if kw.arg == "incomplete":
+                    try:
+                        value = ast.literal_eval(kw.value)
+                    except ValueError:
+                        return None
+                    return str(value) if value else None
+        if isinstance(node, ast.FunctionDef) and node.name == "check":
+            for stmt in node.body:
+                if isinstance(stmt, ast.Raise) and "NotImplementedError" in ast.unparse(stmt):
+                    return "check() in repro.py is not filled in yet"
+    return None
+
+
+def _signature_checks(parts: dict[str, str]) -> dict[str, Any]:
+    exc_type = parts["exc_type"]
+    short = exc_type.rsplit(".", 1)[-1]
+    builtin = getattr(builtins, short, None)
+    is_builtin = (
+        exc_type == short and isinstance(builtin, type) and issubclass(builtin, BaseException)
+    )
+    pieces = [p.strip() for p in _MASKS.split(parts.get("message") or "")]
+    fragment = max(pieces, key=len) if pieces else ""
+    fragment = fragment if len(fragment) >= 8 else ""
+    matches = [*([] if is_builtin else ["same_type"]), *(["same_message"] if fragment else [])]
+    return {
+        "catch": short if is_builtin else "Exception",
+        "exc_name": "" if is_builtin else short,
+        "fragment": fragment,
+        "matches": matches,
+    }
+
+
+def repro_spec(src: ReproSource, name: str | None = None, generic: bool = True) -> MethodSpec:
+    """A regression test from a repro: the issue's code on `device`, then the repro's check, or
+    (for a crash) a failure naming the issue while the issue's error is raised."""
+    meta = src.meta
+    number = meta.get("number") if isinstance(meta.get("number"), int) else None
+    ref = (
+        (f"{meta['repo']}#{number}" if meta.get("repo") else f"#{number}")
+        if number
+        else src.dir.name
+    )
+    dynamo = bool(meta.get("uses_compile"))
+    requires_cuda = bool(meta.get("requires_cuda"))
+    code, hoisted, uses_device, notes = _test_code(src, dynamo, requires_cuda)
+    signature = meta.get("signature_parts") if src.check is None else None
+    check = indent_block(rename(src.check, "DEVICE", "device"), "    ") if src.check else None
+    code = drop_no_ops(code)
+    decorators, only, preamble, device_imports = _device_setup(generic, requires_cuda, uses_device)
+    if only == "cpu" and not uses_device:
+        notes.append("the code does not use a device: the test runs on CPU only")
+    result_check: dict[str, Any] = {}
+    if signature:
+        code, result_check, check_imports, what = _crash_check(
+            code, dynamo, generic and only is None, hoisted
+        )
+        device_imports = [*device_imports, *check_imports]
+        checks = f"Fails while the code raises the issue's {signature['exc_type']}{what}."
+    else:
+        code = drop_value_prints(code)
+        comparison = meta.get("comparison") or {}
+        checks = "Fails while the repro's check fails"
+        if comparison.get("actual") and comparison.get("expected"):
+            checks += f" ({comparison['actual']} against {comparison['expected']})"
+        checks += "."
+    title_slug = slug(meta.get("title") or "")
+    default_name = f"test_issue_{number}" if number else f"test_{slug(src.dir.name)}"
+    test = name or (f"{default_name}_{title_slug}" if title_slug else default_name)
+    body_indent = "        " if signature else "    "
+    method = render(
+        "test_method.py.j2",
+        kind="repro",
+        decorators=decorators,
+        name=test,
+        params="self, device" if generic else "self",
+        ref=ref,
+        title=meta.get("title") or "",
+        url=meta.get("url") or "",
+        checks=checks,
+        preamble=preamble,
+        signature=bool(signature),
+        code=indent_block(code, body_indent).rstrip("\n") or f"{body_indent}pass",
+        check=check.rstrip("\n") if check else "",
+        fail_prefix=f"{ref} is back: the code raises the issue's error again: ",
+        **result_check,
+        **(_signature_checks(signature) if signature else {}),
+    )
+    thing = f"issue_{number}" if number else slug(src.dir.name)
+    area, reason = repro_area(meta)
+    return MethodSpec(
+        source="repro",
+        name=test,
+        method=method,
+        imports=[TORCH, *hoisted, *device_imports, *decorator_imports(decorators)],
+        generic=generic,
+        dtypes={"cpu": [], "cuda": []},
+        only=only,
+        dynamo=dynamo,
+        area=area,
+        area_reason=reason,
+        thing=thing,
+        notes=[*src.notes, *notes],
+    )
+
+
+def _crash_check(
+    code: str, dynamo: bool, device_generic: bool, hoisted: list[ImportSpec]
+) -> tuple[str, dict[str, Any], list[ImportSpec], str]:
+    """How a crash test checks the code's result once it runs: eager against compiled where the
+    code compiles a function; else, for code on a generic `device`, the result against the same
+    code run on CPU; else that the result holds no inf or nan. Returns the code (its last
+    expression may now be assigned), the template's context, the imports it needs, and the
+    docstring's words for the check."""
+    pairs = eager_compiled_pairs(code) if dynamo else []
+    code, result = take_result(code)
+    code = quiet_value_prints(code)
+    context: dict[str, Any] = {
+        "eager_vs_compiled": pairs,
+        "result": result or "",
+        "reference": "",
+        "seed": False,
+    }
+    if pairs or result is None:
+        return code, context, [], "; eager and compiled results must agree" if pairs else ""
+    if not device_generic:
+        what = f"; its result `{result}` must hold no inf or nan"
+        return code, context, [ImportSpec("torch.utils._pytree", "tree_leaves")], what
+    imported = {i.bound: f"{i.module}.{i.name}" if i.name else i.module for i in hoisted}
+    randomness = draws_random(code, imported)
+    if randomness == "device":
+        context["reference"] = "metadata"
+        return (
+            code,
+            context,
+            [TREE_MAP],
+            "; its result's shapes and dtypes must match CPU's",
+        )
+    context.update(reference="values", seed=randomness == "cpu")
+    return code, context, [], "; its result on `device` must match CPU's"
+
+
+def _test_code(
+    src: ReproSource, dynamo: bool, requires_cuda: bool
+) -> tuple[str, list[ImportSpec], bool, list[str]]:
+    """The issue's code as a test body: main block unwrapped, CUDA uses on `device` when the
+    test is CUDA-only, ``DEVICE`` renamed ``device``, imports taken out for the file's block."""
+    try:
+        code = unwrap_main(src.code)
+    except SyntaxError as exc:
+        raise BadInput(
+            f"the issue's code in {src.dir / 'repro.py'} does not parse (line {exc.lineno} of the code: {exc.msg})",
+            hint="fix it in repro.py first",
+        ) from exc
+    if requires_cuda:
+        code = rewrite_cuda(code)
+    tree = ast.parse(code)
+    uses_device = any(isinstance(n, ast.Name) and n.id == "DEVICE" for n in ast.walk(tree))
+    notes = []
+    if any(isinstance(n, ast.Global) for n in ast.walk(tree)):
+        notes.append(
+            "the code uses `global`, which inside a test method means the test file's globals: check it"
+        )
+    harness = {spec.bound: spec for spec in file_imports(dynamo)}
+    code, hoisted, hoist_notes = hoist_imports(rename(code, "DEVICE", "device"), harness)
+    return code.strip("\n") + "\n", hoisted, uses_device, [*notes, *hoist_notes]
+
+
+def _device_setup(
+    generic: bool, requires_cuda: bool, uses_device: bool
+) -> tuple[list[str], str | None, list[str], list[ImportSpec]]:
+    """Decorators, the one device type it runs on (if any), preamble lines and their imports.
+
+    A device-generic test takes `device`: @onlyCUDA when the code needs CUDA, @onlyCPU when it
+    uses no device at all. In a plain class the test sets `device` itself, and is skipped
+    without CUDA when the code needs it.
+    """
+    if generic:
+        if requires_cuda:
+            return ["onlyCUDA"], "cuda", [], []
+        return ([], None, [], []) if uses_device else (["onlyCPU"], "cpu", [], [])
+    if requires_cuda:
+        return (
+            ['unittest.skipIf(not TEST_CUDA, "requires CUDA")'],
+            "cuda",
+            ['device = "cuda"'],
+            [ImportSpec("torch.testing._internal.common_cuda", "TEST_CUDA")],
+        )
+    return [], "cpu", ['device = "cpu"'] if uses_device else [], []
