@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import stat
-from collections.abc import Callable
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 import click
 
 from contribkit.cli import options
-from contribkit.core.errors import BadInput, warn
-from contribkit.core.workspace import Workspace
+from contribkit.core.errors import warn
 
 
 @click.command()
@@ -100,94 +96,35 @@ def test(
       contribkit test --name empty_index --area indexing --dry-run
     """
     from contribkit.cli.output import print_json
-    from contribkit.core.render import OutputFile, write_outputs
-    from contribkit.testgen import areas, files, fromrepro, specs
+    from contribkit.testgen.scaffold import ScaffoldRequest, scaffold
 
-    sources = [s for s in (op, module, from_repro) if s]
-    if len(sources) > 1:
-        raise BadInput(
-            "give only one of --op, --module and --from-repro", "see contribkit test --help"
-        )
-    if not sources and not name:
-        raise BadInput(
-            "nothing to test: give --op, --module, --from-repro, or --name for a skeleton",
-            "e.g. contribkit test --op index_add",
-        )
-    if init is not None and not module:
-        raise BadInput(
-            "--init goes with --module", "e.g. --module torch.nn.Unfold --init 'kernel_size=2'"
-        )
-    if path and into:
-        raise BadInput(
-            "give --path or --into, not both", "--path writes a new file; --into adds to one"
-        )
-    if not sources and not (area or path or into):
-        raise BadInput(
-            "a skeleton needs --area (or --path / --into)",
-            "e.g. --name empty_index --area indexing",
-        )
-    ws = Workspace.load(python=python)
-    base = ws.root if ws.root is not None else Path.cwd()
-    test_name = areas.method_name(name) if name else None
-    area = areas.check_area(area) if area else None
-
-    build: Callable[[bool], specs.MethodSpec]  # generic class or not -> the test
-    if op:
-        request = specs.target_request("op", specs.check_dotted(op, "--op"))
-        result = specs.probe_target(ws.python(), request, ws.settings)
-        build = partial(specs.op_spec, result, test_name)
-    elif module:
-        init_args = specs.check_init(init) if init else None
-        qualname = specs.check_dotted(module, "--module")
-        request = specs.target_request("module", qualname, init_args)
-        result = specs.probe_target(ws.python(), request, ws.settings)
-        build = partial(specs.module_spec, result, init_args, test_name)
-    elif from_repro:
-        folder = fromrepro.resolve_repro_dir(from_repro, base / ws.settings.get("repros_dir"))
-        build = partial(fromrepro.repro_spec, fromrepro.read_repro(folder), test_name)
-    else:
-        assert test_name is not None
-        build = partial(specs.skeleton_spec, test_name, area or "tests")
-
-    if into:
-        file, cls = files.split_into(into)
-        plan = files.plan_into(build, Path(file), file, cls, ws.root)
-    elif path:
-        plan = files.plan_new_file(build(True), path, str(path), ws.root, "--path")
-        if path.exists() and not force and not (to_stdout or dry_run):
-            raise BadInput(
-                f"{path} already exists",
-                f"add the test to it with --into {path}, or pass --force to replace it",
-            )
-    else:
-        plan = files.plan_default(build, area, base, ws.root)
-    inserting = plan.summary["action"] == "insert"
-
+    request = ScaffoldRequest(
+        op=op,
+        module=module,
+        init=init,
+        from_repro=from_repro,
+        name=name,
+        area=area,
+        path=path,
+        into=into,
+        to_stdout=to_stdout,
+        force=force,
+        dry_run=dry_run,
+        python=python,
+    )
+    result = scaffold(request)
+    plan = result.plan
     if to_stdout:
         click.echo(plan.after, nl=False)
         for note in plan.summary["notes"]:
             warn(note)
         return 0
-    # An insertion (--into, or the area's existing file) only adds lines: it needs no --force.
-    # A new test file is an ordinary source file; an edited one keeps its mode (an executable
-    # test stays executable).
-    mode = stat.S_IMODE(plan.path.stat().st_mode) if inserting else 0o644
-    actions = write_outputs(
-        [OutputFile(plan.path, plan.after, mode=mode)],
-        force=force or inserting,
-        dry_run=dry_run,
-    )
-    summary = {
-        **plan.summary,
-        "dry_run": dry_run,
-        "file": "insert" if inserting else actions[str(plan.path)],
-    }
     if as_json:
-        print_json({**summary, **({"diff": plan.diff()} if dry_run else {})})
+        print_json({**result.summary, **({"diff": plan.diff()} if dry_run else {})})
         return 0
     if dry_run:
         click.echo(plan.diff(), nl=False)
-    _print_summary(summary, dry_run)
+    _print_summary(result.summary, dry_run)
     return 0
 
 
