@@ -2,7 +2,7 @@
 
 Each source text (the body; comments when the body has no code) goes through the same steps:
 
-1. ``_clean``: a missing body becomes ""; CRLF and CR become LF; NULs and unpaired surrogates
+1. ``clean``: a missing body becomes ""; CRLF and CR become LF; NULs and unpaired surrogates
    become U+FFFD; text past ``MAX_SOURCE_CHARS`` is dropped with a warning. Line numbers stay those
    of the text as given.
 2. ``_unwrap_details``: ``<details>`` and ``<summary>`` tags at the start or end of a line are
@@ -12,10 +12,10 @@ Each source text (the body; comments when the body has no code) goes through the
 3. markdown-it (CommonMark) splits the text into headings, fences, indented code and paragraphs.
    The nearest heading, or an enclosing ``<summary>``, gives what follows a *role*: env, expected,
    actual, errors, workaround or other.
-4. ``_classify`` decides each code block's kind from its content first and its tag second, and
+4. ``classify`` decides each code block's kind from its content first and its tag second, and
    splits a block holding code and then its traceback (or a shell command and its traceback) in two.
 5. Issue-level facts come from the classified blocks and the prose: the program
-   (``_program``), failure signatures, the reporter's environment, expected and actual behaviour.
+   (``program``), failure signatures, the reporter's environment, expected and actual behaviour.
 
 Every step is total: ``parse_issue`` returns a well-typed result for any ``str`` input and never
 raises. Heuristics are conservative and documented where they live.
@@ -25,17 +25,15 @@ from __future__ import annotations
 
 import ast
 import functools
-import io
 import re
 import textwrap
-import tokenize
-import warnings as warnings_module
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from contribkit.issue.model import CodeBlock, Comment, Issue, ParsedIssue, ReporterEnv, Signature
-from contribkit.target.reprolib import normalise_message
+from contribkit.issue.model import CodeBlock, Comment, Issue, ParsedIssue, ReporterEnv
+from contribkit.issue.parse.scan import Block, Piece, Prose, Scan, document_order, parse_python
+from contribkit.issue.parse.signature import error_start, inside_mention, is_header, signatures
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -94,45 +92,13 @@ _PLAIN_TAGS = frozenset(
     }
 )
 # Heading and <summary> roles whose blocks are never part of the issue's program.
-_NOT_PROGRAM_ROLES = {
+NOT_PROGRAM_ROLES = {
     "env": "environment details",
     "expected": "the expected behaviour",
     "actual": "the actual behaviour",
     "workaround": "a workaround",
 }
 
-_TRACEBACK_HEADER = "Traceback (most recent call last):"
-_CHAIN_MARKERS = (
-    "The above exception was the direct cause of the following exception",
-    "During handling of the above exception, another exception occurred",
-)
-# `Type: message`, `Type:` or a bare `Type` on a line of its own.
-_EXCEPTION_LINE = re.compile(r"(?P<type>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?P<colon>:(?P<msg>.*))?")
-_EXCEPTION_SUFFIXES = (
-    "Error",
-    "Exception",
-    "Exit",
-    "Interrupt",
-    "Failed",
-    "Failure",
-    "Unsupported",
-    "StopIteration",
-    "Warning",
-)
-# Distributed runs prefix every line of their output with the rank; pytest marks error lines "E".
-_LOG_PREFIX = re.compile(r"^(?:\[(?:rank|default)\d+\]:\s?|E {3,})")
-_FRAME = re.compile(r'^\s*File "[^"]*", line \d+')
-
-# A mention in prose: "RuntimeError: boom", "`torch._dynamo.exc.Unsupported: ...`".
-_TEXT_SIGNATURE = re.compile(
-    r"(?<![\w.])(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*):[ \t]*(?P<msg>[^\n`]*)"
-)
-# A type without a message, named after a verb: "it raises a `ValueError`".
-_TEXT_RAISE = re.compile(
-    r"(?i:\b(?:raises?|raised|raising|throws?|threw|thrown|throwing|gets?|got|getting"
-    r"|fails?\s+with|failed\s+with|results?\s+in|resulted\s+in)\s+"
-    r"(?:an?\s+|the\s+(?:following\s+)?)?)`?(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)(?![\w.])`?(?!\s*:)"
-)
 
 _PROMPT = re.compile(r"(?:>>>|In \[\d*\]:)(?: |$)")
 _CONTINUATION = re.compile(r"(?:\.\.\.|\s*\.\.\.+:)(?: |$)")
@@ -225,18 +191,11 @@ _ACTUAL_SENTENCE = re.compile(
     r"|^(?:but\s+)?instead\b",
     re.I,
 )
-# Words before a mention that make it the behaviour wanted, not the failure seen:
-# "it should raise ValueError: ...", "I expected a `TypeError`", "it does not raise KeyError".
-_HEDGE = re.compile(
-    r"\b(?:should|expect(?:s|ed)?|expecting|supposed|ought|instead\s+of|rather\s+than)\b"
-    r"|\b(?:not|never|no\s+longer)\s+(?:\w+\s+)?$|n't\s+(?:\w+\s+)?$",
-    re.I,
-)
 _WORKAROUND = re.compile(r"\bwork[- ]?arounds?\b", re.I)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(])")
 
 # The first line of a printed value that does not parse: `tensor([1.], grad_fn=<AddBackward0>)`.
-_PRINTED = re.compile(r"\s*[\[(]*(?:tensor|array|torch\.Size|Parameter containing:)(?:\(|$)")
+PRINTED = re.compile(r"\s*[\[(]*(?:tensor|array|torch\.Size|Parameter containing:)(?:\(|$)")
 # Call names that only appear in printed values: `tensor([1., 2.])`, `torch.Size([2])`, ...
 _REPR_CALLS = frozenset(
     {"tensor", "array", "Parameter", "Size", "device", "dtype", "OrderedDict", "defaultdict"}
@@ -259,17 +218,17 @@ def parse_issue(issue: Issue) -> ParsedIssue:
 
     Never raises; what was odd about the input is said in ``warnings``.
     """
-    body = _read_source("body", "the issue body", issue.body)
+    body = read_source("body", "the issue body", issue.body)
     warnings = list(body.warnings)
     if not body.text.strip():
         warnings.append("the issue body is empty")
     comments = _CommentScans(issue)
 
     code_scan = body
-    code, skipped = _program(body)
+    code, skipped = program(body)
     if not code:
         for scan in comments.by_priority():
-            candidate, candidate_skipped = _program(scan)
+            candidate, candidate_skipped = program(scan)
             if candidate:
                 warnings.extend(scan.warnings)
                 code_scan, code, skipped = scan, candidate, candidate_skipped
@@ -282,17 +241,17 @@ def parse_issue(issue: Issue) -> ParsedIssue:
     traceback_scans = scans
     if not any(_has_traceback(scan) for scan in scans):
         traceback_scans = scans + [s for s in comments.authors() if _has_traceback(s)][:1]
-    expected, actual = _behaviour(body)
+    expected, actual = behaviour(body)
     return ParsedIssue(
         code=code,
         code_source=code_scan.source if code else "",
         blocks=[b.code for scan in scans for b in scan.blocks],
-        signatures=_signatures(traceback_scans, scans, _clean(issue.title, "the title", [])),
-        env=_reporter_env([body, *comments.authors()]),
+        signatures=signatures(traceback_scans, scans, clean(issue.title, "the title", [])),
+        env=reporter_env([body, *comments.authors()]),
         expected=expected,
         actual=actual,
         warnings=_unique(warnings),
-        contrasts_devices=_contrasts_devices(_clean(issue.title, "the title", []), body),
+        contrasts_devices=contrasts_devices(clean(issue.title, "the title", []), body),
     )
 
 
@@ -301,7 +260,7 @@ _GPU_WORD = re.compile(r"\b(?:cuda|gpus?)\b", re.IGNORECASE)
 _SAME_ON = re.compile(r"\b(?:same|both|either|regardless)\b", re.IGNORECASE)
 
 
-def _contrasts_devices(title: str, body: _Scan) -> bool:
+def contrasts_devices(title: str, body: Scan) -> bool:
     """A sentence of the title or the prose sets CPU against CUDA/GPU, so the bug is the difference.
 
     "Inconsistent between CPU and CUDA" counts; "the error is the same on CPU and GPU" does not.
@@ -325,19 +284,19 @@ class _CommentScans:
         humans = [c for c in issue.comments if isinstance(c.author, str) and not _is_bot(c.author)]
         self.own = [c for c in humans if issue.author and c.author == issue.author]
         self.others = [c for c in humans if c not in self.own]
-        self.read: dict[int, _Scan] = {}
+        self.read: dict[int, Scan] = {}
 
-    def _scan(self, comment: Comment) -> _Scan:
+    def _scan(self, comment: Comment) -> Scan:
         if id(comment) not in self.read:
             label = f"comment by @{comment.author}"
-            self.read[id(comment)] = _read_source(label, f"the {label}", comment.body)
+            self.read[id(comment)] = read_source(label, f"the {label}", comment.body)
         return self.read[id(comment)]
 
-    def authors(self) -> Iterator[_Scan]:
+    def authors(self) -> Iterator[Scan]:
         """The issue author's comments, in order."""
         return (self._scan(c) for c in self.own)
 
-    def by_priority(self) -> Iterator[_Scan]:
+    def by_priority(self) -> Iterator[Scan]:
         """The author's comments, then the others, each group in order; no bots."""
         return (self._scan(c) for c in [*self.own, *self.others])
 
@@ -347,7 +306,7 @@ def _is_bot(login: str) -> bool:
     return login.lower().endswith(("bot", "[bot]"))
 
 
-def _has_traceback(scan: _Scan) -> bool:
+def _has_traceback(scan: Scan) -> bool:
     return any(b.code.kind == "traceback" for b in scan.blocks)
 
 
@@ -358,43 +317,14 @@ def _unique(items: Iterable[str]) -> list[str]:
 # -- reading one source text -------------------------------------------------------------------
 
 
-@dataclass
-class _Block:
-    code: CodeBlock
-    role: str
-    section: int
-    after_workaround: bool  # the prose just before it calls it a workaround
-
-
-@dataclass
-class _Prose:
-    text: str  # inline text; code spans keep their backticks, soft breaks are newlines
-    raw: str  # the source lines, less any traceback that starts inside them
-    line: int  # 0-based
-    role: str
-    section: int
-    heading: bool
-    has_traceback: bool = False
-
-
-@dataclass
-class _Scan:
-    source: str  # "body" or "comment by @login"
-    text: str
-    blocks: list[_Block] = field(default_factory=list)
-    prose: list[_Prose] = field(default_factory=list)
-    section_roles: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-
-
-def _read_source(source: str, what: str, text: object) -> _Scan:
-    scan = _Scan(source=source, text="")
-    scan.text = _clean(text, what, scan.warnings)
+def read_source(source: str, what: str, text: object) -> Scan:
+    scan = Scan(source=source, text="")
+    scan.text = clean(text, what, scan.warnings)
     _Reader(scan).read()
     return scan
 
 
-def _clean(text: object, what: str, warnings: list[str]) -> str:
+def clean(text: object, what: str, warnings: list[str]) -> str:
     """``text`` with LF line ends, no NULs or unpaired surrogates, at most MAX_SOURCE_CHARS long."""
     if not isinstance(text, str):
         return ""
@@ -472,9 +402,9 @@ def _blank_tag_lines(text: str) -> str:
 
 
 class _Reader:
-    """Walks markdown-it's tokens for one source text and fills a _Scan."""
+    """Walks markdown-it's tokens for one source text and fills a Scan."""
 
-    def __init__(self, scan: _Scan) -> None:
+    def __init__(self, scan: Scan) -> None:
         self.scan = scan
         self.text, self.folds = _unwrap_details(scan.text)
         self.section = -1
@@ -536,7 +466,7 @@ class _Reader:
     def _prose(self, token: Token, raw: list[str], start: int, heading: bool) -> None:
         text = _inline_text(token)
         role = self._role_at(start)
-        header = next((i for i, line in enumerate(raw) if _is_header(line)), None)
+        header = next((i for i, line in enumerate(raw) if is_header(line)), None)
         if header is not None and not heading:
             self._add(
                 CodeBlock(
@@ -546,20 +476,20 @@ class _Reader:
             )
             raw = raw[:header]
         self.scan.prose.append(
-            _Prose(text, "\n".join(raw), start, role, self.section, heading, header is not None)
+            Prose(text, "\n".join(raw), start, role, self.section, heading, header is not None)
         )
         if not heading:
             self.last_prose = text
 
     def _code(self, content: str, info: str, start: int) -> None:
         role = self._role_at(start)
-        for piece in _classify(content, _tag(info)):
+        for piece in classify(content, _tag(info)):
             line = start + piece.offset + 1
             self._add(CodeBlock(piece.kind, piece.text, info.strip(), self.scan.source, line), role)
 
     def _add(self, code: CodeBlock, role: str) -> None:
         after_workaround = bool(_WORKAROUND.search(self.last_prose))
-        self.scan.blocks.append(_Block(code, role, self.section, after_workaround))
+        self.scan.blocks.append(Block(code, role, self.section, after_workaround))
 
     def _read_unfenced_code(self) -> None:
         """Old issues paste code as plain paragraphs; read those only when nothing is fenced."""
@@ -567,14 +497,14 @@ class _Reader:
             return
         found = []
         for prose in self.scan.prose:
-            if prose.heading or prose.role in _NOT_PROGRAM_ROLES or not prose.raw.strip():
+            if prose.heading or prose.role in NOT_PROGRAM_ROLES or not prose.raw.strip():
                 continue
             code = _dedent(prose.raw.split("\n"))
-            tree = _parse(code)
-            if tree is not None and _has_statements(tree):
+            tree = parse_python(code)
+            if tree is not None and has_statements(tree):
                 line = prose.line + 1
                 block = CodeBlock("python", code, "", self.scan.source, line)
-                self.scan.blocks.append(_Block(block, prose.role, prose.section, False))
+                self.scan.blocks.append(Block(block, prose.role, prose.section, False))
                 found.append(line)
         if found:
             self.scan.warnings.append(
@@ -623,14 +553,7 @@ def _dedent(lines: list[str]) -> str:
 # -- classifying a code block ------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Piece:
-    kind: str
-    offset: int  # 0-based line of its first line within the block's content
-    text: str
-
-
-def _classify(content: str, tag: str) -> list[_Piece]:
+def classify(content: str, tag: str) -> list[Piece]:
     """One block's pieces: usually one; code (or a command) then its traceback gives two.
 
     Content wins over the tag: collect_env output, REPL prompts and tracebacks are recognised
@@ -647,60 +570,60 @@ def _classify(content: str, tag: str) -> list[_Piece]:
         return []
     lines = textwrap.dedent("\n".join(lines[first:])).split("\n")
     text = "\n".join(lines)
-    if _is_collect_env(lines):
-        return [_Piece("collect_env", first, text)]
-    if _has_prompts(lines) and _parse(text) is None:
-        return [_shifted(p, first) for p in _repl_pieces(lines)]
-    error = _error_start(lines)
+    if is_collect_env(lines):
+        return [Piece("collect_env", first, text)]
+    if has_prompts(lines) and parse_python(text) is None:
+        return [_shifted(p, first) for p in repl_pieces(lines)]
+    error = error_start(lines)
     if error is not None:
         head = lines[:error]
         head_kind = _plain_kind(head, tag) if any(line.strip() for line in head) else ""
         if head_kind in ("python", "shell"):
             return [
-                _Piece(head_kind, first, _finish(head_kind, head)),
-                _Piece("traceback", first + error, "\n".join(lines[error:])),
+                Piece(head_kind, first, _finish(head_kind, head)),
+                Piece("traceback", first + error, "\n".join(lines[error:])),
             ]
-        return [_Piece("traceback", first, text)]
+        return [Piece("traceback", first, text)]
     kind = _plain_kind(lines, tag)
-    return [_Piece(kind, first, _finish(kind, lines))]
+    return [Piece(kind, first, _finish(kind, lines))]
 
 
-def _shifted(piece: _Piece, by: int) -> _Piece:
-    return _Piece(piece.kind, piece.offset + by, piece.text)
+def _shifted(piece: Piece, by: int) -> Piece:
+    return Piece(piece.kind, piece.offset + by, piece.text)
 
 
 def _plain_kind(lines: list[str], tag: str) -> str:
     text = textwrap.dedent("\n".join(lines))
     if tag in _SHELL_TAGS:
         return "shell"
-    tree = _parse(text)
+    tree = parse_python(text)
     first = next((line for line in lines if line.strip()), "")
     if _SHELL_LINE.match(first) and (first.lstrip().startswith("$") or tree is None):
         return "shell"
     if tag in _PYTHON_TAGS:
-        printed = not _has_statements(tree) if tree is not None else _PRINTED.match(first)
+        printed = not has_statements(tree) if tree is not None else PRINTED.match(first)
         return "output" if printed else "python"
     if tag not in _PLAIN_TAGS:
         return "output"
     if tree is not None:
-        return "python" if _has_statements(tree) else "output"
+        return "python" if has_statements(tree) else "output"
     return "python" if _starts_like_program(text) else "output"
 
 
 def _finish(kind: str, lines: list[str]) -> str:
     text = textwrap.dedent("\n".join(lines)).rstrip()
-    return _drop_trailing_output(text) if kind == "python" else text
+    return drop_trailing_output(text) if kind == "python" else text
 
 
-def _is_collect_env(lines: list[str]) -> bool:
+def is_collect_env(lines: list[str]) -> bool:
     return sum(1 for line in lines if line.lstrip().startswith(_COLLECT_ENV_KEYS)) >= 2
 
 
-def _has_prompts(lines: list[str]) -> bool:
+def has_prompts(lines: list[str]) -> bool:
     return any(_PROMPT.match(line) for line in lines)
 
 
-def _repl_pieces(lines: list[str]) -> list[_Piece]:
+def repl_pieces(lines: list[str]) -> list[Piece]:
     """A REPL transcript's code (prompts stripped) and the traceback in its output, if any."""
     code: list[str] = []
     output: list[tuple[int, str]] = []
@@ -715,14 +638,14 @@ def _repl_pieces(lines: list[str]) -> list[_Piece]:
         else:
             in_statement = False
             output.append((number, line))
-    pieces: list[_Piece] = []
+    pieces: list[Piece] = []
     code_text = "\n".join(code).strip("\n")
     if code_text.strip():
-        pieces.append(_Piece("repl", 0, code_text))
-    error = _error_start([line for _, line in output])
+        pieces.append(Piece("repl", 0, code_text))
+    error = error_start([line for _, line in output])
     if error is not None:
         text = "\n".join(line for _, line in output[error:])
-        pieces.append(_Piece("traceback", output[error][0], textwrap.dedent(text).strip("\n")))
+        pieces.append(Piece("traceback", output[error][0], textwrap.dedent(text).strip("\n")))
     return pieces
 
 
@@ -738,17 +661,7 @@ def _starts_like_program(text: str) -> bool:
     return False
 
 
-def _parse(code: str) -> ast.Module | None:
-    """``ast.parse``, or None for anything it refuses (syntax, NULs, nesting, size)."""
-    try:
-        with warnings_module.catch_warnings():
-            warnings_module.simplefilter("ignore")
-            return ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
-        return None
-
-
-def _has_statements(tree: ast.Module) -> bool:
+def has_statements(tree: ast.Module) -> bool:
     """True unless the module is empty or only printed values (``tensor([1.])``, ``True``)."""
     return any(not _is_printed_value(stmt) for stmt in tree.body)
 
@@ -791,9 +704,9 @@ def _call_name(node: ast.Call) -> str:
     return ".".join(reversed(parts))
 
 
-def _drop_trailing_output(code: str) -> str:
+def drop_trailing_output(code: str) -> str:
     """Cut printed values pasted after the code: a final ``tensor([...])`` the code never defines."""
-    tree = _parse(code)
+    tree = parse_python(code)
     if tree is None or len(tree.body) < 2:
         return code
     bound = _bound_names(tree)
@@ -829,203 +742,10 @@ def _bound_names(tree: ast.Module) -> set[str]:
 # -- tracebacks and signatures -----------------------------------------------------------------
 
 
-def _strip_log(line: str) -> str:
-    return _LOG_PREFIX.sub("", line).rstrip()
-
-
-def _is_header(line: str) -> bool:
-    return _strip_log(line).lstrip().startswith(_TRACEBACK_HEADER)
-
-
-def _exception_like(name: str) -> bool:
-    last = name.rsplit(".", 1)[-1]
-    if name in ("Error", "Warning"):  # "Error: ..." is a label, not a Python exception
-        return False
-    return last.endswith(_EXCEPTION_SUFFIXES) or ".exc." in f".{name}"
-
-
-def _is_failure(name: str) -> bool:
-    return _exception_like(name) and not name.endswith("Warning")
-
-
-def _exception_match(line: str) -> re.Match[str] | None:
-    if not line or line[0].isspace() or _FRAME.match(line):
-        return None
-    return _EXCEPTION_LINE.fullmatch(line)
-
-
-def _failure_line(line: str) -> bool:
-    match = _exception_match(_strip_log(line))
-    return match is not None and _is_failure(match.group("type"))
-
-
-def _error_start(lines: list[str]) -> int | None:
-    """Where a block's traceback starts: its header, else the frames above its final error."""
-    for number, line in enumerate(lines):
-        if _is_header(line):
-            return number
-    filled = [n for n, line in enumerate(lines) if line.strip()]
-    if not filled:
-        return None
-    last = filled[-1]
-    if not _failure_line(lines[last]):
-        if _parse("\n".join(lines)) is not None:
-            return None
-        failures = [n for n in filled if _failure_line(lines[n])]
-        if not failures:
-            return None
-        last = failures[-1]
-    start = last
-    number = last
-    while number > 0 and _frame_part(lines[number - 1]):
-        number -= 1
-        if _FRAME.match(lines[number]):
-            start = number
-    return start
-
-
-def _frame_part(line: str) -> bool:
-    stripped = line.strip()
-    return bool(stripped) and (
-        line[0].isspace() or bool(_FRAME.match(line)) or not stripped.strip("^~ ")
-    )
-
-
-def _traceback_signatures(text: str) -> list[Signature]:
-    """One signature per traceback in ``text`` (chained tracebacks give one each, inner first).
-
-    The exception line is the first line at the header's indentation after the frames (frames
-    may be missing or elided). A message that is empty or ends in ":" continues on the next
-    line, as in ``BackendCompilerFailed: backend='inductor' raised:`` + ``RuntimeError: ...``.
-    Without a header, the last failure line counts (walking up to an enclosing "raised:" line).
-    """
-    lines = [_strip_log(line) for line in text.split("\n")]
-    headers = [n for n, line in enumerate(lines) if line.lstrip().startswith(_TRACEBACK_HEADER)]
-    if not headers:
-        failures = [n for n, line in enumerate(lines) if _failure_line(line)]
-        if not failures:
-            return []
-        last = failures[-1]
-        while last > 0:
-            above = _previous_filled(lines, last)
-            match = _exception_match(lines[above]) if above is not None else None
-            if above is None or match is None or not _ends_open(match):
-                break
-            last = above
-        signature = _signature_at(lines, last, strict=True)
-        return [signature] if signature else []
-    found = []
-    for index, header in enumerate(headers):
-        end = headers[index + 1] if index + 1 < len(headers) else len(lines)
-        indent = len(lines[header]) - len(lines[header].lstrip())
-        body = [line[indent:] if not line[:indent].strip() else line for line in lines[header:end]]
-        for number in range(1, len(body)):
-            if body[number].startswith(_CHAIN_MARKERS):
-                break
-            signature = _signature_at(body, number, strict=False)
-            if signature:
-                found.append(signature)
-                break
-    return found
-
-
-def _previous_filled(lines: list[str], number: int) -> int | None:
-    for above in range(number - 1, -1, -1):
-        if lines[above].strip():
-            return above
-    return None
-
-
-def _ends_open(match: re.Match[str]) -> bool:
-    message = (match.group("msg") or "").strip()
-    return match.group("colon") is not None and (not message or message.endswith(":"))
-
-
-def _signature_at(lines: list[str], number: int, strict: bool) -> Signature | None:
-    match = _exception_match(lines[number])
-    if match is None:
-        return None
-    exc_type = match.group("type")
-    message = (match.group("msg") or "").strip()
-    has_message = match.group("colon") is not None and bool(message)
-    capitalised = exc_type.rsplit(".", 1)[-1][:1].isupper()
-    if not (_exception_like(exc_type) or (not strict and has_message and capitalised)):
-        return None
-    if _ends_open(match):
-        following = next((line.strip() for line in lines[number + 1 :] if line.strip()), "")
-        if following and not following.startswith(_CHAIN_MARKERS):
-            message = f"{message} {following}".strip()
-    return Signature(exc_type, normalise_message(message), "traceback")
-
-
-def _text_signatures(text: str) -> Iterator[Signature]:
-    """Mentions in prose: "raises RuntimeError: boom", "throws `ValueError: bad`", "a `KeyError`".
-
-    A mention whose sentence says it is wanted ("should raise", "I expected", "does not raise")
-    is skipped: taking it as the failure would turn the verdict upside down.
-    """
-    for match in _TEXT_SIGNATURE.finditer(text):
-        if _is_failure(match.group("type")) and not _hedged(text, match.start()):
-            message = match.group("msg").strip().strip("\"'")
-            yield Signature(match.group("type"), normalise_message(message), "text")
-    for match in _TEXT_RAISE.finditer(text):
-        if _is_failure(match.group("type")) and not _hedged(text, match.start()):
-            yield Signature(match.group("type"), "", "text")
-
-
-def _hedged(text: str, position: int) -> bool:
-    sentence_start = max(text.rfind(mark, 0, position) for mark in (". ", "\n", "! ", "? "))
-    return bool(_HEDGE.search(text[sentence_start + 1 : position]))
-
-
-def _code_comments(code: str) -> Iterator[str]:
-    """The comments in Python ``code`` (as far as it tokenizes)."""
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(code).readline):
-            if token.type == tokenize.COMMENT:
-                yield token.string.lstrip("#").strip()
-    except (tokenize.TokenError, SyntaxError, ValueError):
-        return
-
-
-def _signatures(traceback_scans: list[_Scan], scans: list[_Scan], title: str) -> list[Signature]:
-    found: list[Signature] = []
-    for scan in traceback_scans:
-        for block in scan.blocks:
-            if block.code.kind == "traceback":
-                found.extend(_traceback_signatures(block.code.text))
-    mentions: list[Signature] = []
-    for scan in scans:
-        for item in _document_order(scan):
-            if isinstance(item, _Prose) and not item.has_traceback:
-                mentions.extend(_text_signatures(item.text))
-            elif isinstance(item, _Block) and item.code.kind in ("python", "repl"):
-                for comment in _code_comments(item.code.text):
-                    mentions.extend(_text_signatures(comment))
-    mentions.extend(_text_signatures(title))
-    for mention in mentions:
-        if not any(_same_failure(mention, earlier) for earlier in found):
-            found.append(mention)
-    return found
-
-
-def _same_failure(mention: Signature, earlier: Signature) -> bool:
-    if mention.exc_type != earlier.exc_type:
-        return False
-    return not mention.message or mention.message == earlier.message
-
-
-def _document_order(scan: _Scan) -> list[_Prose | _Block]:
-    items: list[_Prose | _Block] = [*scan.prose, *scan.blocks]
-    return sorted(
-        items, key=lambda item: item.line if isinstance(item, _Prose) else item.code.line - 1
-    )
-
-
 # -- the program -------------------------------------------------------------------------------
 
 
-def _program(scan: _Scan) -> tuple[str, list[str]]:
+def program(scan: Scan) -> tuple[str, list[str]]:
     """The Python blocks that form one program, merged, and notes on the blocks left out.
 
     Left out: blocks under env/expected/actual/workaround headings or summaries; a block after the
@@ -1039,9 +759,9 @@ def _program(scan: _Scan) -> tuple[str, list[str]]:
         if code.kind not in ("python", "repl") or not code.text.strip():
             continue
         where = f"the {code.kind} block at line {code.line} of the {scan.source}"
-        if block.role in _NOT_PROGRAM_ROLES:
+        if block.role in NOT_PROGRAM_ROLES:
             notes.append(
-                f"left out {where}: its heading or summary says it is {_NOT_PROGRAM_ROLES[block.role]}"
+                f"left out {where}: its heading or summary says it is {NOT_PROGRAM_ROLES[block.role]}"
             )
         elif parts and block.after_workaround:
             notes.append(f"left out {where}: the text calls it a workaround")
@@ -1078,12 +798,12 @@ def _merge(parts: list[str]) -> str:
 
 def _import_keys(code: str) -> dict[int, str]:
     """0-based line -> canonical text, for lines that are exactly one top-level import."""
-    tree = _parse(code)
+    tree = parse_python(code)
     if tree is None:
         keys = {}
         for number, line in enumerate(code.split("\n")):
             if line.startswith(("import ", "from ")):
-                single = _parse(line)
+                single = parse_python(line)
                 if single is not None and len(single.body) == 1:
                     keys[number] = ast.unparse(single.body[0])
         return {n: k for n, k in keys.items() if k.startswith(("import ", "from "))}
@@ -1103,7 +823,7 @@ def _import_keys(code: str) -> dict[int, str]:
 # -- reporter environment ----------------------------------------------------------------------
 
 
-def _reporter_env(scans: Iterable[_Scan]) -> ReporterEnv | None:
+def reporter_env(scans: Iterable[Scan]) -> ReporterEnv | None:
     """collect_env fields; a field found in an earlier scan wins."""
     env = ReporterEnv()
     for text in (text for scan in scans for text in _env_texts(scan)):
@@ -1113,7 +833,7 @@ def _reporter_env(scans: Iterable[_Scan]) -> ReporterEnv | None:
     return env if env != ReporterEnv() else None
 
 
-def _env_texts(scan: _Scan) -> Iterator[str]:
+def _env_texts(scan: Scan) -> Iterator[str]:
     """Where env fields may be: collect_env blocks, then text under env headings or summaries,
     then any prose that looks like collect_env output."""
     for block in scan.blocks:
@@ -1126,7 +846,7 @@ def _env_texts(scan: _Scan) -> Iterator[str]:
         if prose.role == "env" and not prose.heading:
             yield prose.raw
     for prose in scan.prose:
-        if prose.role != "env" and _is_collect_env(prose.raw.split("\n")):
+        if prose.role != "env" and is_collect_env(prose.raw.split("\n")):
             yield prose.raw
 
 
@@ -1168,18 +888,18 @@ def _env_fields(text: str) -> dict[str, str | bool]:
 # -- expected and actual behaviour -------------------------------------------------------------
 
 
-def _behaviour(scan: _Scan) -> tuple[str | None, str | None]:
+def behaviour(scan: Scan) -> tuple[str | None, str | None]:
     """Expected and actual behaviour: from headings first, then "Expected: ..." labels, then
     sentences ("I expected ...", "it should return ...", "... but it returns ..."). None when
     the issue does not say."""
-    items = _document_order(scan)
+    items = document_order(scan)
     expected = _section_text(scan, items, "expected")
     actual = _section_text(scan, items, "actual")
     for index, item in enumerate(items):
         if expected and actual:
             break
         if (
-            not isinstance(item, _Prose)
+            not isinstance(item, Prose)
             or item.heading
             or item.role in ("env", "expected", "actual")
         ):
@@ -1203,7 +923,7 @@ def _sentence_behaviour(sentence: str) -> tuple[str | None, str | None]:
     if sentence.rstrip().endswith("?"):
         return None, None
     actual = _ACTUAL_SENTENCE.search(sentence)
-    if actual and _inside_mention(sentence, actual.start()):
+    if actual and inside_mention(sentence, actual.start()):
         actual = None  # "but got" inside a quoted error message
     if _EXPECT_SENTENCE.search(sentence) or _SHOULD_SENTENCE.search(sentence):
         if actual and actual.start() > 0:
@@ -1212,27 +932,20 @@ def _sentence_behaviour(sentence: str) -> tuple[str | None, str | None]:
     return None, sentence if actual else None
 
 
-def _inside_mention(sentence: str, position: int) -> bool:
-    return any(
-        _is_failure(m.group("type")) and m.start() < position < m.end()
-        for m in _TEXT_SIGNATURE.finditer(sentence)
-    )
-
-
-def _with_next_block(sentence: str, items: list[_Prose | _Block], index: int) -> str:
+def _with_next_block(sentence: str, items: list[Prose | Block], index: int) -> str:
     following = items[index + 1] if index + 1 < len(items) else None
-    if isinstance(following, _Block):
+    if isinstance(following, Block):
         return f"{sentence}\n{following.code.text}"
     return sentence
 
 
-def _section_text(scan: _Scan, items: list[_Prose | _Block], role: str) -> str | None:
+def _section_text(scan: Scan, items: list[Prose | Block], role: str) -> str | None:
     sections = [n for n, r in enumerate(scan.section_roles) if r == role]
     if not sections:
         return None
     parts = []
     for item in items:
-        if isinstance(item, _Prose):
+        if isinstance(item, Prose):
             if item.section == sections[0] and not item.heading:
                 parts.append(item.text)
         elif item.section == sections[0]:

@@ -1,0 +1,246 @@
+"""Tracebacks and error signatures: where a traceback starts, its exception lines, and failures
+mentioned in prose, code comments and the title."""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from collections.abc import Iterator
+
+from contribkit.issue.model import Signature
+from contribkit.issue.parse.scan import Block, Prose, Scan, document_order, parse_python
+from contribkit.target.reprolib import normalise_message
+
+_TRACEBACK_HEADER = "Traceback (most recent call last):"
+_CHAIN_MARKERS = (
+    "The above exception was the direct cause of the following exception",
+    "During handling of the above exception, another exception occurred",
+)
+# `Type: message`, `Type:` or a bare `Type` on a line of its own.
+_EXCEPTION_LINE = re.compile(r"(?P<type>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?P<colon>:(?P<msg>.*))?")
+_EXCEPTION_SUFFIXES = (
+    "Error",
+    "Exception",
+    "Exit",
+    "Interrupt",
+    "Failed",
+    "Failure",
+    "Unsupported",
+    "StopIteration",
+    "Warning",
+)
+# Distributed runs prefix every line of their output with the rank; pytest marks error lines "E".
+_LOG_PREFIX = re.compile(r"^(?:\[(?:rank|default)\d+\]:\s?|E {3,})")
+_FRAME = re.compile(r'^\s*File "[^"]*", line \d+')
+
+# A mention in prose: "RuntimeError: boom", "`torch._dynamo.exc.Unsupported: ...`".
+_TEXT_SIGNATURE = re.compile(
+    r"(?<![\w.])(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*):[ \t]*(?P<msg>[^\n`]*)"
+)
+# A type without a message, named after a verb: "it raises a `ValueError`".
+_TEXT_RAISE = re.compile(
+    r"(?i:\b(?:raises?|raised|raising|throws?|threw|thrown|throwing|gets?|got|getting"
+    r"|fails?\s+with|failed\s+with|results?\s+in|resulted\s+in)\s+"
+    r"(?:an?\s+|the\s+(?:following\s+)?)?)`?(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)(?![\w.])`?(?!\s*:)"
+)
+# Words before a mention that make it the behaviour wanted, not the failure seen:
+# "it should raise ValueError: ...", "I expected a `TypeError`", "it does not raise KeyError".
+_HEDGE = re.compile(
+    r"\b(?:should|expect(?:s|ed)?|expecting|supposed|ought|instead\s+of|rather\s+than)\b"
+    r"|\b(?:not|never|no\s+longer)\s+(?:\w+\s+)?$|n't\s+(?:\w+\s+)?$",
+    re.I,
+)
+
+
+def _strip_log(line: str) -> str:
+    return _LOG_PREFIX.sub("", line).rstrip()
+
+
+def is_header(line: str) -> bool:
+    return _strip_log(line).lstrip().startswith(_TRACEBACK_HEADER)
+
+
+def _exception_like(name: str) -> bool:
+    last = name.rsplit(".", 1)[-1]
+    if name in ("Error", "Warning"):  # "Error: ..." is a label, not a Python exception
+        return False
+    return last.endswith(_EXCEPTION_SUFFIXES) or ".exc." in f".{name}"
+
+
+def _is_failure(name: str) -> bool:
+    return _exception_like(name) and not name.endswith("Warning")
+
+
+def _exception_match(line: str) -> re.Match[str] | None:
+    if not line or line[0].isspace() or _FRAME.match(line):
+        return None
+    return _EXCEPTION_LINE.fullmatch(line)
+
+
+def _failure_line(line: str) -> bool:
+    match = _exception_match(_strip_log(line))
+    return match is not None and _is_failure(match.group("type"))
+
+
+def error_start(lines: list[str]) -> int | None:
+    """Where a block's traceback starts: its header, else the frames above its final error."""
+    for number, line in enumerate(lines):
+        if is_header(line):
+            return number
+    filled = [n for n, line in enumerate(lines) if line.strip()]
+    if not filled:
+        return None
+    last = filled[-1]
+    if not _failure_line(lines[last]):
+        if parse_python("\n".join(lines)) is not None:
+            return None
+        failures = [n for n in filled if _failure_line(lines[n])]
+        if not failures:
+            return None
+        last = failures[-1]
+    start = last
+    number = last
+    while number > 0 and _frame_part(lines[number - 1]):
+        number -= 1
+        if _FRAME.match(lines[number]):
+            start = number
+    return start
+
+
+def _frame_part(line: str) -> bool:
+    stripped = line.strip()
+    return bool(stripped) and (
+        line[0].isspace() or bool(_FRAME.match(line)) or not stripped.strip("^~ ")
+    )
+
+
+def _traceback_signatures(text: str) -> list[Signature]:
+    """One signature per traceback in ``text`` (chained tracebacks give one each, inner first).
+
+    The exception line is the first line at the header's indentation after the frames (frames
+    may be missing or elided). A message that is empty or ends in ":" continues on the next
+    line, as in ``BackendCompilerFailed: backend='inductor' raised:`` + ``RuntimeError: ...``.
+    Without a header, the last failure line counts (walking up to an enclosing "raised:" line).
+    """
+    lines = [_strip_log(line) for line in text.split("\n")]
+    headers = [n for n, line in enumerate(lines) if line.lstrip().startswith(_TRACEBACK_HEADER)]
+    if not headers:
+        failures = [n for n, line in enumerate(lines) if _failure_line(line)]
+        if not failures:
+            return []
+        last = failures[-1]
+        while last > 0:
+            above = _previous_filled(lines, last)
+            match = _exception_match(lines[above]) if above is not None else None
+            if above is None or match is None or not _ends_open(match):
+                break
+            last = above
+        signature = _signature_at(lines, last, strict=True)
+        return [signature] if signature else []
+    found = []
+    for index, header in enumerate(headers):
+        end = headers[index + 1] if index + 1 < len(headers) else len(lines)
+        indent = len(lines[header]) - len(lines[header].lstrip())
+        body = [line[indent:] if not line[:indent].strip() else line for line in lines[header:end]]
+        for number in range(1, len(body)):
+            if body[number].startswith(_CHAIN_MARKERS):
+                break
+            signature = _signature_at(body, number, strict=False)
+            if signature:
+                found.append(signature)
+                break
+    return found
+
+
+def _previous_filled(lines: list[str], number: int) -> int | None:
+    for above in range(number - 1, -1, -1):
+        if lines[above].strip():
+            return above
+    return None
+
+
+def _ends_open(match: re.Match[str]) -> bool:
+    message = (match.group("msg") or "").strip()
+    return match.group("colon") is not None and (not message or message.endswith(":"))
+
+
+def _signature_at(lines: list[str], number: int, strict: bool) -> Signature | None:
+    match = _exception_match(lines[number])
+    if match is None:
+        return None
+    exc_type = match.group("type")
+    message = (match.group("msg") or "").strip()
+    has_message = match.group("colon") is not None and bool(message)
+    capitalised = exc_type.rsplit(".", 1)[-1][:1].isupper()
+    if not (_exception_like(exc_type) or (not strict and has_message and capitalised)):
+        return None
+    if _ends_open(match):
+        following = next((line.strip() for line in lines[number + 1 :] if line.strip()), "")
+        if following and not following.startswith(_CHAIN_MARKERS):
+            message = f"{message} {following}".strip()
+    return Signature(exc_type, normalise_message(message), "traceback")
+
+
+def _text_signatures(text: str) -> Iterator[Signature]:
+    """Mentions in prose: "raises RuntimeError: boom", "throws `ValueError: bad`", "a `KeyError`".
+
+    A mention whose sentence says it is wanted ("should raise", "I expected", "does not raise")
+    is skipped: taking it as the failure would turn the verdict upside down.
+    """
+    for match in _TEXT_SIGNATURE.finditer(text):
+        if _is_failure(match.group("type")) and not _hedged(text, match.start()):
+            message = match.group("msg").strip().strip("\"'")
+            yield Signature(match.group("type"), normalise_message(message), "text")
+    for match in _TEXT_RAISE.finditer(text):
+        if _is_failure(match.group("type")) and not _hedged(text, match.start()):
+            yield Signature(match.group("type"), "", "text")
+
+
+def _hedged(text: str, position: int) -> bool:
+    sentence_start = max(text.rfind(mark, 0, position) for mark in (". ", "\n", "! ", "? "))
+    return bool(_HEDGE.search(text[sentence_start + 1 : position]))
+
+
+def _code_comments(code: str) -> Iterator[str]:
+    """The comments in Python ``code`` (as far as it tokenizes)."""
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(code).readline):
+            if token.type == tokenize.COMMENT:
+                yield token.string.lstrip("#").strip()
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        return
+
+
+def signatures(traceback_scans: list[Scan], scans: list[Scan], title: str) -> list[Signature]:
+    found: list[Signature] = []
+    for scan in traceback_scans:
+        for block in scan.blocks:
+            if block.code.kind == "traceback":
+                found.extend(_traceback_signatures(block.code.text))
+    mentions: list[Signature] = []
+    for scan in scans:
+        for item in document_order(scan):
+            if isinstance(item, Prose) and not item.has_traceback:
+                mentions.extend(_text_signatures(item.text))
+            elif isinstance(item, Block) and item.code.kind in ("python", "repl"):
+                for comment in _code_comments(item.code.text):
+                    mentions.extend(_text_signatures(comment))
+    mentions.extend(_text_signatures(title))
+    for mention in mentions:
+        if not any(_same_failure(mention, earlier) for earlier in found):
+            found.append(mention)
+    return found
+
+
+def _same_failure(mention: Signature, earlier: Signature) -> bool:
+    if mention.exc_type != earlier.exc_type:
+        return False
+    return not mention.message or mention.message == earlier.message
+
+
+def inside_mention(sentence: str, position: int) -> bool:
+    return any(
+        _is_failure(m.group("type")) and m.start() < position < m.end()
+        for m in _TEXT_SIGNATURE.finditer(sentence)
+    )
