@@ -31,9 +31,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from contribkit.issue.model import CodeBlock, Comment, Issue, ParsedIssue, ReporterEnv
-from contribkit.issue.parse.scan import Block, Piece, Prose, Scan, document_order, parse_python
-from contribkit.issue.parse.signature import error_start, inside_mention, is_header, signatures
+from contribkit.issue.model import CodeBlock, Comment, Issue, ParsedIssue
+from contribkit.issue.parse.classify import classify
+from contribkit.issue.parse.env import reporter_env
+from contribkit.issue.parse.scan import Block, Prose, Scan, document_order, parse_python
+from contribkit.issue.parse.signature import inside_mention, is_header, signatures
+from contribkit.issue.parse.transcripts import has_statements
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -45,52 +48,6 @@ MAX_SOURCE_CHARS = 200_000
 # Expected/actual texts longer than this are cut; they end up in a docstring header.
 MAX_BEHAVIOUR_CHARS = 600
 
-_PYTHON_TAGS = frozenset(
-    {"python", "py", "python3", "py3", "ipython", "ipython3", "pycon", "python-repl", "pyi"}
-)
-_SHELL_TAGS = frozenset(
-    {
-        "bash",
-        "sh",
-        "shell",
-        "zsh",
-        "fish",
-        "console",
-        "sh-session",
-        "shell-session",
-        "shellsession",
-        "powershell",
-        "ps1",
-        "pwsh",
-        "bat",
-        "batch",
-        "cmd",
-    }
-)
-# Tags that say nothing about the content: classified exactly like untagged blocks.
-_PLAIN_TAGS = frozenset(
-    {
-        "",
-        "text",
-        "txt",
-        "plain",
-        "plaintext",
-        "log",
-        "logs",
-        "output",
-        "out",
-        "none",
-        "raw",
-        "stdout",
-        "stderr",
-        "code",
-        "pytb",
-        "traceback",
-        "python-traceback",
-        "py-traceback",
-        "error",
-    }
-)
 # Heading and <summary> roles whose blocks are never part of the issue's program.
 NOT_PROGRAM_ROLES = {
     "env": "environment details",
@@ -100,15 +57,6 @@ NOT_PROGRAM_ROLES = {
 }
 
 
-_PROMPT = re.compile(r"(?:>>>|In \[\d*\]:)(?: |$)")
-_CONTINUATION = re.compile(r"(?:\.\.\.|\s*\.\.\.+:)(?: |$)")
-_SHELL_LINE = re.compile(
-    r"\s*(?:\$\s"
-    r"|(?:[A-Z_][A-Z0-9_]*=\S*\s+)+\S"
-    r"|(?:sudo\s+)?(?:pip3?|conda|mamba|micromamba|uv|python(?:3(?:\.\d+)?)?|torchrun|git|cd"
-    r"|export|wget|curl|bash|sh|zsh|nvidia-smi|apt(?:-get)?|brew|make|cmake|ninja|docker|ls"
-    r"|echo|source|gdb|valgrind|compute-sanitizer|nsys|ncu|tlparse|pytest)(?:\s|$))"
-)
 _FENCE_LINE = re.compile(r"^\s*(?:```|~~~)", re.MULTILINE)
 _HTML_ONLY_LINE = re.compile(r"\s*(?:<[^<>\n]+>\s*)+")
 _DETAILS_TAG = re.compile(
@@ -119,48 +67,6 @@ _DETAILS_TAG = re.compile(
 _TRAILING_DETAILS_TAG = re.compile(r"\s*(?:</details\s*>|<details\b[^>]*>|</summary\s*>)\s*$", re.I)
 _ANY_TAG = re.compile(r"<[^<>]*>")
 
-_COLLECT_ENV_KEYS = (
-    "Collecting environment information",
-    "PyTorch version:",
-    "Is debug build:",
-    "CUDA used to build PyTorch:",
-    "ROCM used to build PyTorch:",
-    "GCC version:",
-    "Clang version:",
-    "CMake version:",
-    "Libc version:",
-    "Python version:",
-    "Python platform:",
-    "Is CUDA available:",
-    "CUDA runtime version:",
-    "GPU models and configuration:",
-    "Nvidia driver version:",
-    "cuDNN version:",
-    "Is XNNPACK available:",
-    "Versions of relevant libraries:",
-)
-# `Key: value` lines of collect_env output and of the old "## Environment" bullet list, keys
-# lower-cased with any "(e.g., 1.0)" removed.
-_ENV_FIELDS = {
-    "pytorch version": "torch_version",
-    "torch version": "torch_version",
-    "pytorch": "torch_version",
-    "cuda used to build pytorch": "cuda_build",
-    "cuda/cudnn version": "cuda_build",
-    "cuda version": "cuda_build",
-    "os": "os",
-    "operating system": "os",
-    "python version": "python",
-    "gpu models and configuration": "gpu_models",
-    "gpu models": "gpu_models",
-    "gpu": "gpu_models",
-    "is cuda available": "cuda_available",
-}
-_ENV_LINE = re.compile(
-    r"\s*(?:(?:[-*+]|\d+[.)]|>)\s+)*\**(?P<key>[^:\n]{1,60}?)\**\s*:\s*(?P<value>.*)"
-)
-_GPU_LINE = re.compile(r"\s*GPU \d+\s*:")
-_NO_VALUE = frozenset({"", "could not collect", "n/a", "na", "none", "-", "no cuda", "unknown"})
 
 _EXPECTED_LABEL = re.compile(
     r"^\W*expected(?:\s+(?:behaviou?r|results?|output|outcome))?\W*:\s*(?P<rest>.*)", re.I
@@ -193,13 +99,6 @@ _ACTUAL_SENTENCE = re.compile(
 )
 _WORKAROUND = re.compile(r"\bwork[- ]?arounds?\b", re.I)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(])")
-
-# The first line of a printed value that does not parse: `tensor([1.], grad_fn=<AddBackward0>)`.
-PRINTED = re.compile(r"\s*[\[(]*(?:tensor|array|torch\.Size|Parameter containing:)(?:\(|$)")
-# Call names that only appear in printed values: `tensor([1., 2.])`, `torch.Size([2])`, ...
-_REPR_CALLS = frozenset(
-    {"tensor", "array", "Parameter", "Size", "device", "dtype", "OrderedDict", "defaultdict"}
-)
 
 
 # -- the entry point ---------------------------------------------------------------------------
@@ -553,192 +452,6 @@ def _dedent(lines: list[str]) -> str:
 # -- classifying a code block ------------------------------------------------------------------
 
 
-def classify(content: str, tag: str) -> list[Piece]:
-    """One block's pieces: usually one; code (or a command) then its traceback gives two.
-
-    Content wins over the tag: collect_env output, REPL prompts and tracebacks are recognised
-    whatever the fence says, because reporters tag output as ``python`` or ``bash`` all the time.
-    Then shell tags and shell-looking first lines give "shell", Python tags give "python" (unless
-    the block is only printed values, like ``tensor([1., 2.])``), other code tags give "output", and
-    untagged blocks are "python" when they parse (or start like a program: import, def, class).
-    """
-    lines = content.split("\n")
-    while lines and not lines[-1].strip():
-        lines.pop()
-    first = next((i for i, line in enumerate(lines) if line.strip()), None)
-    if first is None:
-        return []
-    lines = textwrap.dedent("\n".join(lines[first:])).split("\n")
-    text = "\n".join(lines)
-    if is_collect_env(lines):
-        return [Piece("collect_env", first, text)]
-    if has_prompts(lines) and parse_python(text) is None:
-        return [_shifted(p, first) for p in repl_pieces(lines)]
-    error = error_start(lines)
-    if error is not None:
-        head = lines[:error]
-        head_kind = _plain_kind(head, tag) if any(line.strip() for line in head) else ""
-        if head_kind in ("python", "shell"):
-            return [
-                Piece(head_kind, first, _finish(head_kind, head)),
-                Piece("traceback", first + error, "\n".join(lines[error:])),
-            ]
-        return [Piece("traceback", first, text)]
-    kind = _plain_kind(lines, tag)
-    return [Piece(kind, first, _finish(kind, lines))]
-
-
-def _shifted(piece: Piece, by: int) -> Piece:
-    return Piece(piece.kind, piece.offset + by, piece.text)
-
-
-def _plain_kind(lines: list[str], tag: str) -> str:
-    text = textwrap.dedent("\n".join(lines))
-    if tag in _SHELL_TAGS:
-        return "shell"
-    tree = parse_python(text)
-    first = next((line for line in lines if line.strip()), "")
-    if _SHELL_LINE.match(first) and (first.lstrip().startswith("$") or tree is None):
-        return "shell"
-    if tag in _PYTHON_TAGS:
-        printed = not has_statements(tree) if tree is not None else PRINTED.match(first)
-        return "output" if printed else "python"
-    if tag not in _PLAIN_TAGS:
-        return "output"
-    if tree is not None:
-        return "python" if has_statements(tree) else "output"
-    return "python" if _starts_like_program(text) else "output"
-
-
-def _finish(kind: str, lines: list[str]) -> str:
-    text = textwrap.dedent("\n".join(lines)).rstrip()
-    return drop_trailing_output(text) if kind == "python" else text
-
-
-def is_collect_env(lines: list[str]) -> bool:
-    return sum(1 for line in lines if line.lstrip().startswith(_COLLECT_ENV_KEYS)) >= 2
-
-
-def has_prompts(lines: list[str]) -> bool:
-    return any(_PROMPT.match(line) for line in lines)
-
-
-def repl_pieces(lines: list[str]) -> list[Piece]:
-    """A REPL transcript's code (prompts stripped) and the traceback in its output, if any."""
-    code: list[str] = []
-    output: list[tuple[int, str]] = []
-    in_statement = False
-    for number, line in enumerate(lines):
-        prompt = _PROMPT.match(line)
-        if prompt is None and in_statement:
-            prompt = _CONTINUATION.match(line)
-        if prompt is not None:
-            code.append(line[prompt.end() :])
-            in_statement = True
-        else:
-            in_statement = False
-            output.append((number, line))
-    pieces: list[Piece] = []
-    code_text = "\n".join(code).strip("\n")
-    if code_text.strip():
-        pieces.append(Piece("repl", 0, code_text))
-    error = error_start([line for _, line in output])
-    if error is not None:
-        text = "\n".join(line for _, line in output[error:])
-        pieces.append(Piece("traceback", output[error][0], textwrap.dedent(text).strip("\n")))
-    return pieces
-
-
-def _starts_like_program(text: str) -> bool:
-    for line in text.split("\n"):
-        stripped = line.strip()
-        if stripped and not stripped.startswith("#"):
-            return bool(
-                re.match(
-                    r"(?:import\s|from\s+[\w.]+\s+import\s|(?:async\s+)?def\s|class\s|@)", line
-                )
-            )
-    return False
-
-
-def has_statements(tree: ast.Module) -> bool:
-    """True unless the module is empty or only printed values (``tensor([1.])``, ``True``)."""
-    return any(not _is_printed_value(stmt) for stmt in tree.body)
-
-
-def _is_printed_value(stmt: ast.stmt) -> bool:
-    return isinstance(stmt, ast.Expr) and _is_value(stmt.value)
-
-
-def _is_value(node: ast.expr) -> bool:
-    if isinstance(node, (ast.Constant, ast.Name)):
-        return True
-    if isinstance(node, ast.Attribute):
-        return _is_value(node.value)
-    if isinstance(node, ast.UnaryOp):
-        return _is_value(node.operand)
-    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-        return all(_is_value(e) for e in node.elts)
-    if isinstance(node, ast.Dict):
-        return all(k is None or _is_value(k) for k in node.keys) and all(
-            _is_value(v) for v in node.values
-        )
-    if isinstance(node, ast.Call):
-        name = _call_name(node)
-        return (
-            (name.rsplit(".", 1)[-1] in _REPR_CALLS or name.startswith("torch.return_types."))
-            and all(_is_value(a) for a in node.args)
-            and all(_is_value(k.value) for k in node.keywords)
-        )
-    return False
-
-
-def _call_name(node: ast.Call) -> str:
-    parts: list[str] = []
-    func: ast.expr = node.func
-    while isinstance(func, ast.Attribute):
-        parts.append(func.attr)
-        func = func.value
-    if isinstance(func, ast.Name):
-        parts.append(func.id)
-    return ".".join(reversed(parts))
-
-
-def drop_trailing_output(code: str) -> str:
-    """Cut printed values pasted after the code: a final ``tensor([...])`` the code never defines."""
-    tree = parse_python(code)
-    if tree is None or len(tree.body) < 2:
-        return code
-    bound = _bound_names(tree)
-    cut = len(tree.body)
-    while cut > 1:
-        stmt = tree.body[cut - 1]
-        if not (
-            _is_printed_value(stmt)
-            and isinstance(stmt, ast.Expr)
-            and isinstance(stmt.value, ast.Call)
-            and isinstance(stmt.value.func, ast.Name)
-            and stmt.value.func.id not in bound
-        ):
-            break
-        cut -= 1
-    if cut == len(tree.body):
-        return code
-    return "\n".join(code.split("\n")[: tree.body[cut].lineno - 1]).rstrip()
-
-
-def _bound_names(tree: ast.Module) -> set[str]:
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            names.update((a.asname or a.name).split(".")[0] for a in node.names)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names.add(node.id)
-    return names
-
-
 # -- tracebacks and signatures -----------------------------------------------------------------
 
 
@@ -821,68 +534,6 @@ def _import_keys(code: str) -> dict[int, str]:
 
 
 # -- reporter environment ----------------------------------------------------------------------
-
-
-def reporter_env(scans: Iterable[Scan]) -> ReporterEnv | None:
-    """collect_env fields; a field found in an earlier scan wins."""
-    env = ReporterEnv()
-    for text in (text for scan in scans for text in _env_texts(scan)):
-        for name, value in _env_fields(text).items():
-            if getattr(env, name) is None:
-                setattr(env, name, value)
-    return env if env != ReporterEnv() else None
-
-
-def _env_texts(scan: Scan) -> Iterator[str]:
-    """Where env fields may be: collect_env blocks, then text under env headings or summaries,
-    then any prose that looks like collect_env output."""
-    for block in scan.blocks:
-        if block.code.kind == "collect_env":
-            yield block.code.text
-    for block in scan.blocks:
-        if block.role == "env" and block.code.kind == "output":
-            yield block.code.text
-    for prose in scan.prose:
-        if prose.role == "env" and not prose.heading:
-            yield prose.raw
-    for prose in scan.prose:
-        if prose.role != "env" and is_collect_env(prose.raw.split("\n")):
-            yield prose.raw
-
-
-def _env_fields(text: str) -> dict[str, str | bool]:
-    fields: dict[str, str | bool] = {}
-    lines = text.split("\n")
-    for number, line in enumerate(lines):
-        match = _ENV_LINE.fullmatch(line)
-        if match is None:
-            continue
-        key = " ".join(re.sub(r"\([^)]*\)", "", match.group("key")).lower().split())
-        name = _ENV_FIELDS.get(key)
-        if name is None or name in fields:
-            continue
-        value = match.group("value").strip().strip("*`").strip()
-        if name == "gpu_models":
-            gpus = [value] if value else []
-            for following in lines[number + 1 :]:
-                if not _GPU_LINE.match(following):
-                    break
-                gpus.append(following.strip())
-            value = "; ".join(gpus)
-        if value.lower() in _NO_VALUE:
-            continue
-        if name == "cuda_available":
-            answer = value.lower().split()[0]
-            if answer in ("yes", "true"):
-                fields[name] = True
-            elif answer in ("no", "false"):
-                fields[name] = False
-        elif name == "python":
-            version = re.match(r"\d+\.\d+(?:\.\d+)?\S*", value)
-            fields[name] = version.group(0) if version else value
-        else:
-            fields[name] = value
-    return fields
 
 
 # -- expected and actual behaviour -------------------------------------------------------------

@@ -1,0 +1,146 @@
+"""What a code block holds: python, repl, shell, output, collect_env or traceback, from its
+content first and its fence tag second."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+
+from contribkit.issue.parse.env import is_collect_env
+from contribkit.issue.parse.scan import Piece, parse_python
+from contribkit.issue.parse.signature import error_start
+from contribkit.issue.parse.transcripts import (
+    PRINTED,
+    drop_trailing_output,
+    has_prompts,
+    has_statements,
+    repl_pieces,
+)
+
+_PYTHON_TAGS = frozenset(
+    {"python", "py", "python3", "py3", "ipython", "ipython3", "pycon", "python-repl", "pyi"}
+)
+_SHELL_TAGS = frozenset(
+    {
+        "bash",
+        "sh",
+        "shell",
+        "zsh",
+        "fish",
+        "console",
+        "sh-session",
+        "shell-session",
+        "shellsession",
+        "powershell",
+        "ps1",
+        "pwsh",
+        "bat",
+        "batch",
+        "cmd",
+    }
+)
+# Tags that say nothing about the content: classified exactly like untagged blocks.
+_PLAIN_TAGS = frozenset(
+    {
+        "",
+        "text",
+        "txt",
+        "plain",
+        "plaintext",
+        "log",
+        "logs",
+        "output",
+        "out",
+        "none",
+        "raw",
+        "stdout",
+        "stderr",
+        "code",
+        "pytb",
+        "traceback",
+        "python-traceback",
+        "py-traceback",
+        "error",
+    }
+)
+_SHELL_LINE = re.compile(
+    r"\s*(?:\$\s"
+    r"|(?:[A-Z_][A-Z0-9_]*=\S*\s+)+\S"
+    r"|(?:sudo\s+)?(?:pip3?|conda|mamba|micromamba|uv|python(?:3(?:\.\d+)?)?|torchrun|git|cd"
+    r"|export|wget|curl|bash|sh|zsh|nvidia-smi|apt(?:-get)?|brew|make|cmake|ninja|docker|ls"
+    r"|echo|source|gdb|valgrind|compute-sanitizer|nsys|ncu|tlparse|pytest)(?:\s|$))"
+)
+
+
+def classify(content: str, tag: str) -> list[Piece]:
+    """One block's pieces: usually one; code (or a command) then its traceback gives two.
+
+    Content wins over the tag: collect_env output, REPL prompts and tracebacks are recognised
+    whatever the fence says, because reporters tag output as ``python`` or ``bash`` all the time.
+    Then shell tags and shell-looking first lines give "shell", Python tags give "python" (unless
+    the block is only printed values, like ``tensor([1., 2.])``), other code tags give "output", and
+    untagged blocks are "python" when they parse (or start like a program: import, def, class).
+    """
+    lines = content.split("\n")
+    while lines and not lines[-1].strip():
+        lines.pop()
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is None:
+        return []
+    lines = textwrap.dedent("\n".join(lines[first:])).split("\n")
+    text = "\n".join(lines)
+    if is_collect_env(lines):
+        return [Piece("collect_env", first, text)]
+    if has_prompts(lines) and parse_python(text) is None:
+        return [_shifted(p, first) for p in repl_pieces(lines)]
+    error = error_start(lines)
+    if error is not None:
+        head = lines[:error]
+        head_kind = _plain_kind(head, tag) if any(line.strip() for line in head) else ""
+        if head_kind in ("python", "shell"):
+            return [
+                Piece(head_kind, first, _finish(head_kind, head)),
+                Piece("traceback", first + error, "\n".join(lines[error:])),
+            ]
+        return [Piece("traceback", first, text)]
+    kind = _plain_kind(lines, tag)
+    return [Piece(kind, first, _finish(kind, lines))]
+
+
+def _shifted(piece: Piece, by: int) -> Piece:
+    return Piece(piece.kind, piece.offset + by, piece.text)
+
+
+def _plain_kind(lines: list[str], tag: str) -> str:
+    text = textwrap.dedent("\n".join(lines))
+    if tag in _SHELL_TAGS:
+        return "shell"
+    tree = parse_python(text)
+    first = next((line for line in lines if line.strip()), "")
+    if _SHELL_LINE.match(first) and (first.lstrip().startswith("$") or tree is None):
+        return "shell"
+    if tag in _PYTHON_TAGS:
+        printed = not has_statements(tree) if tree is not None else PRINTED.match(first)
+        return "output" if printed else "python"
+    if tag not in _PLAIN_TAGS:
+        return "output"
+    if tree is not None:
+        return "python" if has_statements(tree) else "output"
+    return "python" if _starts_like_program(text) else "output"
+
+
+def _finish(kind: str, lines: list[str]) -> str:
+    text = textwrap.dedent("\n".join(lines)).rstrip()
+    return drop_trailing_output(text) if kind == "python" else text
+
+
+def _starts_like_program(text: str) -> bool:
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            return bool(
+                re.match(
+                    r"(?:import\s|from\s+[\w.]+\s+import\s|(?:async\s+)?def\s|class\s|@)", line
+                )
+            )
+    return False
