@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -36,6 +38,23 @@ def test_unknown_key_warns_with_file_and_key(tmp_path: Path) -> None:
     s = load_settings({}, tmp_path, {})
     assert any(".contribkit.toml: unknown key 'reop'" in w for w in s.warnings)
     assert any("unknown key 'run.foo'" in w for w in s.warnings)
+    assert any(w.endswith("unknown key 'reop' (ignored); did you mean 'repo'?") for w in s.warnings)
+
+
+def test_config_shows_the_values_worked_out_at_run_time(run_cli, fork_repo: Path) -> None:
+    proc = run_cli("config", "--json", cwd=fork_repo)
+    settings = json.loads(proc.stdout)["settings"]
+    assert settings["repo"] == {
+        "value": "pytorch/pytorch",
+        "source": "default: git remote 'upstream'",
+    }
+    assert settings["python"]["source"] == "default: the interpreter running contribkit"
+    assert settings["python"]["value"] == sys.executable
+    assert settings["cache_dir"]["value"]  # the suite sets CONTRIBKIT_CACHE_DIR
+    lines = run_cli("config", cwd=fork_repo).stdout.splitlines()
+    for key in ("repo", "python", "cache_dir"):
+        row = next(line for line in lines if line.split()[:1] == [key])
+        assert "None" not in row, row
 
 
 def test_list_from_env_and_type_errors(tmp_path: Path) -> None:

@@ -72,3 +72,28 @@ def test_doctor_fails_when_lintrunner_never_initialised(
     assert proc.returncode == 0
     checks = {c["name"]: c for c in json.loads(proc.stdout)["checks"]}
     assert checks["lintrunner"]["status"] == "OK"
+
+
+def test_doctor_reads_remotes_by_name_whatever_their_url(run_cli, fork_repo: Path) -> None:
+    # A local mirror as upstream (common for mirrors and tests): it exists, so no "add" hint.
+    git("remote", "set-url", "upstream", "/srv/pytorch.git", cwd=fork_repo)
+    git("remote", "set-url", "origin", "git@github.com:contributor/pytorch.git", cwd=fork_repo)
+    proc = run_cli("doctor", "--json", cwd=fork_repo)
+    checks = {c["name"]: c for c in json.loads(proc.stdout)["checks"]}
+    assert checks["upstream remote"]["status"] == "OK"
+    assert checks["upstream remote"]["detail"].startswith("'upstream' -> /srv/pytorch.git (not a")
+    assert checks["fork remote"]["detail"] == "'origin' -> contributor/pytorch"
+    # upstream on GitHub but not pytorch/pytorch: the fix changes the URL of the existing remote
+    git("remote", "set-url", "upstream", "https://github.com/someone/pytorch.git", cwd=fork_repo)
+    checks = {
+        c["name"]: c
+        for c in json.loads(run_cli("doctor", "--json", cwd=fork_repo).stdout)["checks"]
+    }
+    assert checks["upstream remote"]["status"] == "WARN"
+    assert checks["upstream remote"]["hint"].startswith("git remote set-url upstream ")
+    git("remote", "remove", "upstream", cwd=fork_repo)
+    checks = {
+        c["name"]: c
+        for c in json.loads(run_cli("doctor", "--json", cwd=fork_repo).stdout)["checks"]
+    }
+    assert checks["upstream remote"]["hint"].startswith("git remote add upstream ")

@@ -219,6 +219,13 @@ def _coerce(key: str, value: Any, origin: str) -> Any:
     raise ConfigError(f"{origin}: '{key}' must be a {kind.__name__}, got {value!r}")
 
 
+def _did_you_mean(key: str) -> str:
+    import difflib  # only when a key is unknown
+
+    close = difflib.get_close_matches(key, list(KEYS), n=1, cutoff=0.6)
+    return f"; did you mean '{close[0]}'?" if close else ""
+
+
 class ConfigError(Exception):
     pass
 
@@ -276,7 +283,7 @@ def load_settings(
             continue
         for key, value in _flatten(read_toml(path)).items():
             if key not in KEYS:
-                warnings.append(f"{path}: unknown key '{key}' (ignored)")
+                warnings.append(f"{path}: unknown key '{key}' (ignored){_did_you_mean(key)}")
                 continue
             values[key] = _coerce(key, value, path)
             sources[key] = path

@@ -66,10 +66,15 @@ class Workspace:
             raise BadInput("not inside a git repository", hint="cd into your PyTorch fork first")
         return self.root
 
-    def remote_slug(self, remote: str) -> str | None:
+    def remote_url(self, remote: str) -> str | None:
+        """The URL of the remote named ``remote`` (any form: https, ssh, a local path), or None
+        when there is no such remote."""
         if self.root is None:
             return None
-        url = gitcmd.git("remote", "get-url", remote, cwd=self.root, check=False)
+        return gitcmd.git("remote", "get-url", remote, cwd=self.root, check=False) or None
+
+    def remote_slug(self, remote: str) -> str | None:
+        url = self.remote_url(remote)
         parsed = parse_remote_url(url) if url else None
         return parsed[1] if parsed else None
 

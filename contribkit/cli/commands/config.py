@@ -9,6 +9,18 @@ from contribkit.core.config import KEYS, REPO_CONFIG_NAME, env_name, user_config
 from contribkit.core.workspace import Workspace
 
 
+def resolved_defaults(ws: Workspace) -> dict[str, tuple[str, str]]:
+    """The keys whose default is worked out at run time: the value and how, as doctor finds them."""
+    from contribkit.core.cache import cache_root
+
+    repo, source = ws.repo()
+    return {
+        "repo": (repo, "default" if source == "default" else f"default: {source}"),
+        "python": (ws.python(), "default: the interpreter running contribkit"),
+        "cache_dir": (str(cache_root(ws.settings)), "default: the platform cache folder"),
+    }
+
+
 @click.command()
 @click.option(
     "--list",
@@ -49,6 +61,9 @@ def config(list_keys: bool, as_json: bool) -> int:
         k: {"value": ws.settings.get(k), "source": ws.settings.sources.get(k, "default")}
         for k in KEYS
     }
+    for key, (value, source) in resolved_defaults(ws).items():
+        if values[key]["value"] is None:
+            values[key] = {"value": value, "source": source}
     if as_json:
         print_json({"files": files, "settings": values})
     else:

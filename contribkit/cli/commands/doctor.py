@@ -11,7 +11,7 @@ import click
 
 from contribkit.cli import options
 from contribkit.core.errors import ContribkitError
-from contribkit.core.workspace import Workspace
+from contribkit.core.workspace import Workspace, parse_remote_url
 
 
 @dataclass
@@ -46,48 +46,59 @@ def check_repo(ws: Workspace) -> list[Check]:
         ]
     checks = [Check("git repo", "OK", str(ws.root))]
     upstream_name = ws.settings.get("upstream_remote")
-    upstream = ws.remote_slug(upstream_name)
-    origin = ws.remote_slug("origin")
-    if upstream:
-        status = "OK" if upstream.lower() == "pytorch/pytorch" else "WARN"
-        hint = (
-            ""
-            if status == "OK"
-            else f"git remote set-url {upstream_name} https://github.com/pytorch/pytorch.git"
-        )
-        checks.append(Check("upstream remote", status, f"'{upstream_name}' -> {upstream}", hint))
-    else:
-        checks.append(
-            Check(
-                "upstream remote",
-                "WARN",
-                f"no remote named '{upstream_name}'",
-                f"git remote add {upstream_name} https://github.com/pytorch/pytorch.git",
-            )
-        )
-    if origin and origin.lower() != "pytorch/pytorch":
-        checks.append(Check("fork remote", "OK", f"'origin' -> {origin}"))
-    elif origin:
-        checks.append(
-            Check(
-                "fork remote",
-                "WARN",
-                "'origin' is pytorch/pytorch itself, not your fork",
-                "fork on GitHub, then: git remote rename origin upstream && git remote add origin <your fork>",
-            )
-        )
-    else:
-        checks.append(
-            Check(
-                "fork remote",
-                "WARN",
-                "no remote named 'origin'",
-                "git remote add origin <your fork's URL>",
-            )
-        )
+    checks.append(upstream_check(ws, upstream_name))
+    checks.append(fork_check(ws, "origin"))
     repo, source = ws.repo()
     checks.append(Check("target repo", "OK", f"{repo} (from {source})"))
     return checks
+
+
+PYTORCH_URL = "https://github.com/pytorch/pytorch.git"
+
+
+def _remote(ws: Workspace, name: str) -> tuple[str | None, str | None, str]:
+    """The remote's URL, its GitHub OWNER/NAME (None for a local path or another host's URL),
+    and how doctor shows it."""
+    url = ws.remote_url(name)
+    parsed = parse_remote_url(url) if url else None
+    slug = parsed[1] if parsed else None
+    shown = f"'{name}' -> {slug or url}"
+    if url and slug is None:
+        shown += " (not a GitHub URL: the target repo comes from `repo` or the default)"
+    return url, slug, shown
+
+
+def upstream_check(ws: Workspace, name: str) -> Check:
+    url, slug, shown = _remote(ws, name)
+    if url is None:
+        return Check(
+            "upstream remote",
+            "WARN",
+            f"no remote named '{name}'",
+            f"git remote add {name} {PYTORCH_URL}",
+        )
+    if slug is not None and slug.lower() != "pytorch/pytorch":
+        return Check("upstream remote", "WARN", shown, f"git remote set-url {name} {PYTORCH_URL}")
+    return Check("upstream remote", "OK", shown)
+
+
+def fork_check(ws: Workspace, name: str) -> Check:
+    url, slug, shown = _remote(ws, name)
+    if url is None:
+        return Check(
+            "fork remote",
+            "WARN",
+            f"no remote named '{name}'",
+            f"git remote add {name} <your fork's URL>",
+        )
+    if slug is not None and slug.lower() == "pytorch/pytorch":
+        return Check(
+            "fork remote",
+            "WARN",
+            f"'{name}' is pytorch/pytorch itself, not your fork",
+            f"fork on GitHub, then: git remote rename {name} upstream && git remote add {name} <your fork>",
+        )
+    return Check("fork remote", "OK", shown)
 
 
 def check_torch(ws: Workspace) -> list[Check]:
