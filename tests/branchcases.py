@@ -1,6 +1,6 @@
 """Branch names and the issue each is for: one table for every place that reads it.
 
-``hooks._common.issue_from_branch`` is the one parser; the tests run this table through each of
+``conventions.branches.issue_from_branch`` is the one parser; the tests run this table through each of
 its call sites (the commit-msg hook, ``gitfacts.branch_facts`` for ``pr``), so they cannot drift.
 """
 

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from contribkit.hooks import commit_msg
-from contribkit.hooks.commit_msg import check_message, clean_message, imperative_of, main
+from contribkit.conventions import commitmsg
+from contribkit.conventions.commitmsg import check_message, clean_message, imperative_of
+from contribkit.hooks.commit_msg import main
 from tests.branchcases import BRANCH_ISSUES
 from tests.conftest import git
 
@@ -328,7 +329,7 @@ def test_colour_only_when_asked_or_on_a_terminal(capsys, monkeypatch) -> None:
 def test_pure_check_is_reusable_for_pr_titles() -> None:
     found = check_message(["Fixed relu."], title_max_length=10)
     assert [v.rule.id for v in found] == ["CK101", "CK102", "CK105"]
-    assert commit_msg.skip_kind('Revert "x"') == "revert"
+    assert commitmsg.skip_kind('Revert "x"') == "revert"
 
 
 @pytest.mark.parametrize(
@@ -369,7 +370,7 @@ def test_pure_check_is_reusable_for_pr_titles() -> None:
     ],
 )
 def test_split_trailers(body: str, text: str, trailers: list[tuple[str, str]]) -> None:
-    assert commit_msg.split_trailers(body) == (text, tuple(trailers))
+    assert commitmsg.split_trailers(body) == (text, tuple(trailers))
 
 
 def test_gits_prompt_answers_without_a_git_call() -> None:
@@ -381,15 +382,15 @@ def test_gits_prompt_answers_without_a_git_call() -> None:
         "Title\n\n#123\n" + prompt + "# with '#' will be ignored, and an empty message aborts.\n"
     )
     kept = "Title\n\n#123\n" + prompt + "# with '#' will be kept; you may remove them yourself.\n"
-    assert commit_msg.cleanup_rules(strip, no_git) == ("#", True)
-    assert commit_msg.cleanup_rules(kept, no_git) == ("#", False)
-    assert commit_msg.cleanup_rules("[nn] Title\n\nBody\n", no_git) == ("#", False)
+    assert commitmsg.cleanup_rules(strip, no_git) == ("#", True)
+    assert commitmsg.cleanup_rules(kept, no_git) == ("#", False)
+    assert commitmsg.cleanup_rules("[nn] Title\n\nBody\n", no_git) == ("#", False)
     # no prompt: git config decides, and whether git opened the editor
-    assert commit_msg.cleanup_rules("T\n\n;x\n", lambda: [("core.commentchar", ";")]) == (
+    assert commitmsg.cleanup_rules("T\n\n;x\n", lambda: [("core.commentchar", ";")]) == (
         ";",
         False,
     )
     config = [("core.commentchar", ";")]
-    assert commit_msg.cleanup_rules("T\n\n;x\n", lambda: config, editor=True) == (";", True)
+    assert commitmsg.cleanup_rules("T\n\n;x\n", lambda: config, editor=True) == (";", True)
     config.append(("commit.cleanup", "whitespace"))
-    assert commit_msg.cleanup_rules("T\n\n;x\n", lambda: config, editor=True) == (";", False)
+    assert commitmsg.cleanup_rules("T\n\n;x\n", lambda: config, editor=True) == (";", False)

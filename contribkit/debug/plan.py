@@ -20,10 +20,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from contribkit.conventions.branches import issue_from_branch
 from contribkit.core.errors import BadInput
 from contribkit.core.render import render
 from contribkit.debug.torchlogs import LogEntry, LogSpec, Registry, parse_spec
-from contribkit.hooks._common import issue_from_branch
 
 DEFAULT_SCRIPT_NAME = "debug_issue.sh"
 

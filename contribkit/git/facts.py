@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from contribkit.conventions.branches import issue_from_branch
+from contribkit.conventions.commitmsg import split_trailers
 from contribkit.core.errors import BadInput
-from contribkit.hooks._common import issue_from_branch
-from contribkit.hooks.commit_msg import split_trailers
 from contribkit.pr.check import FIXES_RE
 
 if TYPE_CHECKING:

@@ -1,9 +1,8 @@
-"""What every hook shares: arguments, the ``[hooks]`` settings, rule switches and the report.
+"""What every hook shares: arguments, the ``[hooks]`` settings, rule switches, the pushed range.
 
 A hook module declares a :class:`HookSpec` and a ``check(args, ctx) -> Findings`` function;
-:func:`run_hook` does the rest. Output is one violation per line in the gitlint style,
-``LOCATION: CK101 title-too-long: title is 91 characters, limit 72 ("…")``, each followed by one
-fix hint, then the recovery command once. Colour only on a TTY, and never with ``NO_COLOR``.
+:func:`run_hook` does the rest, and prints the findings with
+:func:`contribkit.conventions.report.write_report` (gitlint style, colour only on a TTY).
 
 Hooks run on every commit, so this module is standard library only and keeps imports cheap:
 arguments are parsed by a small parser here, and argparse is imported only to print ``--help``
@@ -18,7 +17,8 @@ import sys
 from collections.abc import Callable, Sequence
 from types import SimpleNamespace
 
-from contribkit.conventions.rules import RULES, Violation, resolve_rule_names
+from contribkit.conventions.report import Findings, use_color, write_report
+from contribkit.conventions.rules import RULES, resolve_rule_names
 from contribkit.core.config import REPO_CONFIG_NAME, ConfigError, Settings, load_settings
 from contribkit.core.errors import BadInput, ContribkitError, print_error, warn
 from contribkit.git import cmd as gitcmd
@@ -26,7 +26,6 @@ from contribkit.git import cmd as gitcmd
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing and argparse are slow to import; annotations only
     import argparse
-    from typing import TextIO
 
 PRAGMA = "contribkit: allow"
 
@@ -73,20 +72,6 @@ class HookContext:
         if self.root is None:
             raise BadInput("not inside a git repository", hint="run the hook from your fork")
         return self.root
-
-
-class Findings:
-    __slots__ = ("output", "recovery", "violations")
-
-    def __init__(
-        self,
-        violations: list[Violation] | None = None,
-        recovery: str | None = None,
-        output: str = "",
-    ) -> None:
-        self.violations = [] if violations is None else violations
-        self.recovery = recovery  # the command that gets the user back on track
-        self.output = output  # a tool's own output, printed before the violations
 
 
 # --- arguments ----------------------------------------------------------------------------------
@@ -260,61 +245,6 @@ def load_context(hook_id: str, disable_args: Sequence[str]) -> HookContext:
     return HookContext(hook_id, root, settings, disabled, branch)
 
 
-def use_color(choice: str, stream: TextIO) -> bool:
-    if choice != "auto":
-        return choice == "always"
-    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
-        return False
-    return stream.isatty()
-
-
-def _paint(text: str, code: str, color: bool) -> str:
-    return f"\033[{code}m{text}\033[0m" if color else text
-
-
-def format_violation(v: Violation, color: bool = False) -> str:
-    location = ":".join(str(p) for p in (v.path, v.line) if p is not None)
-    tag = _paint(f"{v.rule.id} {v.rule.slug}", "1;31" if v.is_error else "1;33", color)
-    return f"{location + ': ' if location else ''}{tag}: {v.message}"
-
-
-def quote(text: str, limit: int = 60, tail: bool = False) -> str:
-    """``("text")`` for a violation message, shortened to ``limit`` characters (keeping the end
-    when ``tail``)."""
-    text = text.strip()
-    if len(text) > limit:
-        text = "…" + text[-(limit - 1) :].lstrip() if tail else text[: limit - 1].rstrip() + "…"
-    return f'("{text}")'
-
-
-def write_report(ctx: HookContext, findings: Findings, color: bool, out: TextIO) -> int:
-    """Print the enabled violations; 1 if any is an error, else 0."""
-    shown = [v for v in findings.violations if ctx.enabled(v.rule.id)]
-    if not shown:
-        return 0
-    if findings.output:
-        print(findings.output.rstrip(), file=out)
-    for v in shown:
-        print(format_violation(v, color), file=out)
-        print(_paint(f"    hint: {v.fix}", "2", color), file=out)
-    errors = sum(v.is_error for v in shown)
-    warnings = len(shown) - errors
-    counts = ", ".join(
-        f"{n} {word}{'s' if n != 1 else ''}"
-        for n, word in ((errors, "error"), (warnings, "warning"))
-        if n
-    )
-    summary = f"{ctx.hook_id}: {counts}."
-    if errors and findings.recovery:
-        summary += f" To recover: {findings.recovery}"
-    print(summary, file=out)
-    print(
-        f'To switch a rule off: hooks.disable = ["{shown[0].rule.id}"] in {REPO_CONFIG_NAME}',
-        file=out,
-    )
-    return 1 if errors else 0
-
-
 def run_hook(
     spec: HookSpec,
     check: Callable[[SimpleNamespace, HookContext], Findings],
@@ -331,7 +261,8 @@ def run_hook(
     except gitcmd.GitError as exc:
         print_error(f"git failed: {exc}")
         return 2
-    return write_report(ctx, findings, use_color(args.color, sys.stdout), sys.stdout)
+    color = use_color(args.color, sys.stdout)
+    return write_report(ctx.hook_id, findings, color, sys.stdout, ctx.disabled)
 
 
 # --- files ----------------------------------------------------------------------------------------
@@ -378,25 +309,7 @@ def glob_matcher(patterns: Sequence[str]) -> Callable[[str], bool]:
     return lambda path: regex.match(path) is not None
 
 
-# --- git facts ----------------------------------------------------------------------------------
-
-# The issue a branch is for (README, "Which issue a branch is for"). The one parser of branch
-# names: the hooks, `pr` and `submit` use it.
-# 1. after the word issue/issues/gh at the start of a name part: issue-123, issue_123, issue123,
-#    issue#123, gh-123, fix/relu-issue-123 (not "tissue-5");
-_BRANCH_ISSUE_WORD = re.compile(r"(?:^|[/_.-])(?:issues?|gh)[-_#]?(\d+)(?![0-9A-Za-z])", re.I)
-# 2. else a path segment that starts with a number of two or more digits, then "-", "_" or its
-#    end: 123-relu, fix/123, fix/123_relu (not "fix/2.1-regression", "python-312", "3-way-merge").
-_BRANCH_ISSUE_SEGMENT = re.compile(r"(?:^|/)(\d{2,})(?=[-_/]|$)")
-
-
-def issue_from_branch(branch: str | None) -> int | None:
-    """The issue number a branch name carries, e.g. 12345 for ``fix/12345-relu``, else None."""
-    if not branch:
-        return None
-    m = _BRANCH_ISSUE_WORD.search(branch) or _BRANCH_ISSUE_SEGMENT.search(branch)
-    return int(m.group(1)) if m else None
-
+# --- the pushed range --------------------------------------------------------------------------
 
 RANGE_OPTIONS = (
     Option(

@@ -12,59 +12,14 @@ Example: contribkit-branch-name --branch fix/12345-relu-grad
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Sequence
 from types import SimpleNamespace
 
-from contribkit.conventions.rules import RULES, Violation
-from contribkit.core.errors import BadInput
-from contribkit.hooks._common import (
-    Findings,
-    HookContext,
-    HookSpec,
-    Option,
-    issue_from_branch,
-    run_hook,
-)
+from contribkit.conventions.branches import check_branch
+from contribkit.conventions.report import Findings
+from contribkit.hooks._common import HookContext, HookSpec, Option, run_hook
 
 HOOK_ID = "contribkit-branch-name"
-
-
-def check_branch(
-    branch: str, pattern: str, protected: Sequence[str], pushing: bool = False
-) -> list[Violation]:
-    """Violations for a branch name; pure.
-
-    Pushing a protected branch is fine (that is how a fork's main is kept in sync); committing
-    on one is not.
-    """
-    if branch in protected:
-        if pushing:
-            return []
-        return [
-            Violation(
-                RULES["CK203"],
-                f"'{branch}' is a protected branch: commit on a topic branch of your fork",
-            )
-        ]
-    try:
-        matcher = re.compile(pattern)
-    except re.error as exc:
-        raise BadInput(
-            f"hooks.branch_pattern is not a valid regular expression: {exc}",
-            hint="fix hooks.branch_pattern in .contribkit.toml",
-        ) from exc
-    found = []
-    if not matcher.search(branch):
-        found.append(
-            Violation(
-                RULES["CK201"],
-                f"branch '{branch}' does not match {pattern}",
-            )
-        )
-    if issue_from_branch(branch) is None:
-        found.append(Violation(RULES["CK202"], f"branch '{branch}' carries no issue number"))
-    return found
 
 
 def check(args: SimpleNamespace, ctx: HookContext) -> Findings:

@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from types import SimpleNamespace
 
+from contribkit.conventions.report import Findings
 from contribkit.conventions.rules import RULES, Violation
-from contribkit.hooks._common import Findings, HookContext, HookSpec, run_hook
+from contribkit.hooks._common import HookContext, HookSpec, run_hook
 
 HOOK_ID = "contribkit-lintrunner"
 

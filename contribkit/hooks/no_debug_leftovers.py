@@ -16,10 +16,10 @@ import re
 from collections.abc import Iterator, Sequence
 from types import SimpleNamespace
 
+from contribkit.conventions.report import Findings
 from contribkit.conventions.rules import RULES, Violation
 from contribkit.core.astnames import dotted
 from contribkit.hooks._common import (
-    Findings,
     HookContext,
     HookSpec,
     allowed_by_pragma,

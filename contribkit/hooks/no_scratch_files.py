@@ -15,9 +15,10 @@ import re
 from collections.abc import Sequence
 from types import SimpleNamespace
 
+from contribkit.conventions.report import Findings
 from contribkit.conventions.rules import RULES, Violation
 from contribkit.git.cmd import SCRATCH_EXCLUDES
-from contribkit.hooks._common import Findings, HookContext, HookSpec, run_hook
+from contribkit.hooks._common import HookContext, HookSpec, run_hook
 
 HOOK_ID = "contribkit-no-scratch-files"
 DEBUG_LOGS = ("*.log",)

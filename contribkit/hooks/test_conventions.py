@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from types import SimpleNamespace
 
+from contribkit.conventions.report import Findings
 from contribkit.conventions.rules import Violation
 from contribkit.conventions.testfiles import check_test_source
 from contribkit.hooks._common import (
-    Findings,
     HookContext,
     HookSpec,
     allowed_by_pragma,

@@ -17,11 +17,11 @@ import sys
 from collections.abc import Sequence
 from types import SimpleNamespace
 
+from contribkit.conventions.report import Findings
 from contribkit.conventions.rules import RULES, Violation
 from contribkit.git import cmd as gitcmd
 from contribkit.hooks._common import (
     RANGE_OPTIONS,
-    Findings,
     HookContext,
     HookSpec,
     changed_files,

@@ -24,10 +24,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from contribkit.conventions.commitmsg import skip_kind, split_trailers, title_parts
 from contribkit.core.config import KEYS
 from contribkit.core.errors import ContribkitError
 from contribkit.git.facts import BranchFacts, Commit
-from contribkit.hooks.commit_msg import skip_kind, split_trailers, title_parts
 from contribkit.pr.check import (
     CLOSING_WORDS,
     CheckContext,

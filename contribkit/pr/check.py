@@ -2,8 +2,9 @@
 
 Pure and standard library only, like the hooks: a body text and a :class:`CheckContext` in, a
 list of :class:`~contribkit.conventions.rules.Violation` out (rules ``CKP01``-``CKP06`` of the shared
-catalog). The title rules are the commit-msg hook's (:func:`check_message`), since the PR title
-becomes the landed commit's subject. Also here, because the body generator needs the same
+catalog). The title rules are the commit-msg hook's
+(:func:`~contribkit.conventions.commitmsg.check_message`), since the PR title becomes the landed
+commit's subject. Also here, because the body generator needs the same
 answers: what a placeholder looks like, and which commit trailers say that an AI helped.
 """
 
@@ -14,8 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from contribkit.conventions.commitmsg import AI_TRAILER_KEYS, check_message
 from contribkit.conventions.rules import RULES, Violation
-from contribkit.hooks.commit_msg import AI_TRAILER_KEYS, check_message
 
 if TYPE_CHECKING:
     from contribkit.git.facts import Commit

@@ -224,9 +224,9 @@ def check(
     as_json: bool,
 ) -> int:
     from contribkit.cli.output import print_json
+    from contribkit.conventions.report import Findings, use_color, write_report
     from contribkit.conventions.rules import resolve_rule_names
     from contribkit.git import facts as gitfacts
-    from contribkit.hooks._common import Findings, HookContext, use_color, write_report
     from contribkit.pr.body import TitleRules, check_context
     from contribkit.pr.check import check_pr
 
@@ -239,7 +239,6 @@ def check(
         )
     rules = TitleRules.from_settings(settings, title_style)
     ctx = check_context(ws.root, facts, rules, title=title, ai_text=ai_text)
-    branch = facts.state.branch if facts else None
     names = list(ws.settings.get("hooks.disable"))
     for arg in disable:
         names.extend(arg.split(","))
@@ -267,14 +266,13 @@ def check(
             }
         )
         return 1 if any(v.is_error for v in violations) else 0
-    hook_ctx = HookContext(
+    code = write_report(
         "contribkit pr --check",
-        str(ws.root) if ws.root else None,
-        ws.settings,
+        Findings(violations),
+        use_color("auto", sys.stdout),
+        sys.stdout,
         disabled,
-        branch,
     )
-    code = write_report(hook_ctx, Findings(violations), use_color("auto", sys.stdout), sys.stdout)
     if code == 0:
         note = "" if title is not None else " (title not checked: pass --title)"
         click.echo(f"ok: {name} follows the PR rules{note}")

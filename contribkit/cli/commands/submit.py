@@ -179,7 +179,7 @@ def submit(
 
 def refuse_body(plan: Submission) -> None:
     """Print the PR rules the title or body breaks (gitlint style), then refuse."""
-    from contribkit.hooks._common import format_violation
+    from contribkit.conventions.report import format_violation
 
     for violation in plan.violations:
         click.echo(format_violation(violation), err=True)
