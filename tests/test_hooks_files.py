@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from contribkit.conventions.globs import matches_ignore_pattern
 from contribkit.hooks import no_debug_leftovers, no_scratch_files, test_conventions
-from contribkit.hooks.no_scratch_files import matches_ignore_pattern
 
 SOURCES = Path(__file__).parent / "fixtures" / "sources"
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from contribkit.conventions.globs import labeler_regex
 from contribkit.pr.labels import (
     BUNDLED_TEST_OWNERS,
     OWNER_LABEL,
-    glob_regex,
     labels_for_path,
     owner_label,
     parse_labeler,
@@ -15,13 +15,13 @@ from contribkit.pr.labels import (
 
 
 def test_globs_match_like_labeler() -> None:
-    assert glob_regex("test/inductor/**").match("test/inductor/sub/test_x.py")
-    assert not glob_regex("test/inductor/**").match("test/test_inductor.py")
-    assert glob_regex("test/test_nn*.py").match("test/test_nn_init.py")
-    assert not glob_regex("test/test_*.py").match("test/nn/test_x.py")  # * stays in one folder
-    assert glob_regex("**/test_?.py").match("a/b/test_x.py")
-    assert glob_regex("**/test_?.py").match("test_x.py")
-    assert not glob_regex("torch/_dynamo/**").match("torch/_dynamo_extra/x.py")
+    assert labeler_regex("test/inductor/**").match("test/inductor/sub/test_x.py")
+    assert not labeler_regex("test/inductor/**").match("test/test_inductor.py")
+    assert labeler_regex("test/test_nn*.py").match("test/test_nn_init.py")
+    assert not labeler_regex("test/test_*.py").match("test/nn/test_x.py")  # * stays in one folder
+    assert labeler_regex("**/test_?.py").match("a/b/test_x.py")
+    assert labeler_regex("**/test_?.py").match("test_x.py")
+    assert not labeler_regex("torch/_dynamo/**").match("torch/_dynamo_extra/x.py")
 
 
 def test_labeler_v4_and_v5_shapes() -> None:

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from contribkit.conventions.globs import labeler_regex
 from contribkit.pr.labels import (
     BUNDLED_RELEASE_NOTES,
     NOT_USER_FACING,
-    glob_regex,
     is_required_label,
     suggest_labels,
 )
@@ -78,6 +78,6 @@ def test_the_forks_labeler_wins(tmp_path: Path) -> None:
 def test_bundled_labels_pass_pytorchs_label_check() -> None:
     for glob, label, area in BUNDLED_RELEASE_NOTES:
         assert is_required_label(label), label
-        assert glob_regex(glob)  # every glob compiles
+        assert labeler_regex(glob)  # every glob compiles
         assert area is None or " " not in area
     assert not is_required_label("module: nn")

@@ -12,7 +12,6 @@ or a usage error from the same declarations.
 from __future__ import annotations
 
 import os
-import re
 import sys
 from collections.abc import Callable, Sequence
 from types import SimpleNamespace
@@ -294,19 +293,6 @@ def allowed_by_pragma(lines: Sequence[str], first: int, last: int, rule_id: str)
                     return True
             at = text.find("#", at + 1)
     return False
-
-
-def glob_matcher(patterns: Sequence[str]) -> Callable[[str], bool]:
-    """A test of repo-relative, ``/``-separated paths against fnmatch patterns, compiled once.
-
-    ``*`` crosses ``/`` (so ``torch/**`` is everything under ``torch/``).
-    """
-    from fnmatch import translate
-
-    if not patterns:
-        return lambda path: False
-    regex = re.compile("|".join(f"(?:{translate(p)})" for p in patterns))
-    return lambda path: regex.match(path) is not None
 
 
 # --- the pushed range --------------------------------------------------------------------------

@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterator, Sequence
 from types import SimpleNamespace
 
+from contribkit.conventions.globs import fnmatch_matcher
 from contribkit.conventions.report import Findings
 from contribkit.conventions.rules import RULES, Violation
 from contribkit.core.astnames import dotted
@@ -23,7 +24,6 @@ from contribkit.hooks._common import (
     HookContext,
     HookSpec,
     allowed_by_pragma,
-    glob_matcher,
     read_source,
     run_hook,
 )
@@ -194,8 +194,8 @@ def find_leftovers(
 def check(args: SimpleNamespace, ctx: HookContext) -> Findings:
     markers = ctx.get_list("debug_markers")
     patterns = {library: candidate_pattern(markers, library) for library in (False, True)}
-    is_source = glob_matcher(ctx.get_list("source_globs"))
-    is_test = glob_matcher(ctx.get_list("test_globs"))
+    is_source = fnmatch_matcher(ctx.get_list("source_globs"))
+    is_test = fnmatch_matcher(ctx.get_list("test_globs"))
     violations = []
     for path in args.files:
         source = read_source(path)

@@ -11,10 +11,10 @@ Example: contribkit-no-scratch-files repros/issue-123/repro.py
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Sequence
 from types import SimpleNamespace
 
+from contribkit.conventions.globs import ignore_regex
 from contribkit.conventions.report import Findings
 from contribkit.conventions.rules import RULES, Violation
 from contribkit.git.cmd import SCRATCH_EXCLUDES
@@ -22,48 +22,6 @@ from contribkit.hooks._common import HookContext, HookSpec, run_hook
 
 HOOK_ID = "contribkit-no-scratch-files"
 DEBUG_LOGS = ("*.log",)
-
-
-def _glob(text: str) -> str:
-    """A regular expression for a glob: ``*`` and ``?`` stay within a path component."""
-    out = []
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        if text.startswith("**", i):
-            out.append(".*")
-            i += 2
-            continue
-        if ch == "*":
-            out.append("[^/]*")
-        elif ch == "?":
-            out.append("[^/]")
-        elif ch == "[" and "]" in text[i + 2 :]:
-            end = text.index("]", i + 2)
-            members = text[i + 1 : end].replace("\\", "\\\\")
-            out.append("[" + ("^" + members[1:] if members.startswith("!") else members) + "]")
-            i = end
-        else:
-            out.append(re.escape(ch))
-        i += 1
-    return "".join(out)
-
-
-def ignore_regex(pattern: str) -> re.Pattern[str]:
-    """A gitignore-style pattern as a regular expression over repo-relative paths.
-
-    ``/x/`` is the folder x at the top, ``x/`` a folder x anywhere, ``/x`` the top-level path x,
-    a pattern without a slash (``x``, ``*.log``) any path component, and a slash in the middle
-    (``notes/*``) anchors it at the top. A folder matches everything under it.
-    """
-    core = pattern.strip("/")
-    anchored = pattern.startswith("/") or "/" in core
-    body = _glob(core) + ("/" if pattern.endswith("/") else "(?:/|$)")
-    return re.compile(("^" if anchored else "(?:^|/)") + body)
-
-
-def matches_ignore_pattern(path: str, pattern: str) -> bool:
-    return bool(ignore_regex(pattern).search(path))
 
 
 def scratch_patterns(repros_dir: str, extra: Sequence[str]) -> list[str]:

@@ -17,6 +17,7 @@ import sys
 from collections.abc import Sequence
 from types import SimpleNamespace
 
+from contribkit.conventions.globs import fnmatch_matcher
 from contribkit.conventions.report import Findings
 from contribkit.conventions.rules import RULES, Violation
 from contribkit.git import cmd as gitcmd
@@ -25,7 +26,6 @@ from contribkit.hooks._common import (
     HookContext,
     HookSpec,
     changed_files,
-    glob_matcher,
     push_range,
     run_hook,
 )
@@ -45,7 +45,7 @@ def check_change(
     messages: str,
 ) -> list[Violation]:
     """A CK601 violation when source changed without tests or a Test Plan; pure."""
-    is_test, is_source = glob_matcher(test_globs), glob_matcher(source_globs)
+    is_test, is_source = fnmatch_matcher(test_globs), fnmatch_matcher(source_globs)
     tests = [f for f in files if is_test(f)]
     source = [f for f in files if is_source(f) and not is_test(f)]
     if not source or tests or has_test_plan(messages):

@@ -15,9 +15,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
+
+from contribkit.conventions.globs import labeler_regex
 
 LABELER_PATH = ".github/labeler.yml"
 OWNER_LABEL = re.compile(r"^(module|oncall): [A-Za-z0-9][A-Za-z0-9 _.+/&()-]*$")
@@ -115,30 +116,6 @@ class LabelRule:
     origin: str  # "labeler.yml" or "bundled table"
 
 
-@lru_cache(maxsize=256)
-def glob_regex(glob: str) -> re.Pattern[str]:
-    """labeler.yml's globs: ``**`` matches across folders, ``*`` and ``?`` within one."""
-    out = []
-    i = 0
-    while i < len(glob):
-        if glob.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif glob.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif glob[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif glob[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(glob[i]))
-            i += 1
-    return re.compile("".join(out) + r"\Z")
-
-
 def _strings(value: Any) -> list[str]:
     """Every string inside a labeler entry (v4 lists of globs and v5 ``changed-files`` maps)."""
     if isinstance(value, str):
@@ -180,7 +157,7 @@ def labeler_rules(root: Path | None) -> list[LabelRule]:
 
 def labels_for_path(path: str, rules: list[LabelRule]) -> list[LabelRule]:
     """Rules whose glob matches ``path`` (POSIX, relative to the repository root), in file order."""
-    return [rule for rule in rules if glob_regex(rule.glob).match(path)]
+    return [rule for rule in rules if labeler_regex(rule.glob).match(path)]
 
 
 def owner_label(path: str, root: Path | None) -> LabelRule:
@@ -212,7 +189,7 @@ class LabelSuggestion:
 
 def _bundled_rule(path: str) -> tuple[str, str, str | None] | None:
     for glob, label, area in BUNDLED_RELEASE_NOTES:
-        if glob_regex(glob).match(path):
+        if labeler_regex(glob).match(path):
             return glob, label, area
     return None
 
