@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import importlib.metadata
 import os
 import re
@@ -12,9 +13,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from contribkit.conventions.hooklist import HOOK_MODULES
 from contribkit.conventions.rules import RULES
 from contribkit.core.config import read_toml
-from contribkit.hooks import HOOK_MODULES
 from contribkit.setup.hookinstall import render_config, render_snippet
 from tests.conftest import commit_files, git
 
@@ -54,6 +55,14 @@ RULE_FAMILY = {
 }
 
 
+# each hook module's HookSpec, which names its hook id and rule family
+SPECS = {
+    hook_id: importlib.import_module(f"contribkit.hooks.{module}").SPEC
+    for hook_id, module in HOOK_MODULES.items()
+}
+README = (ROOT / "README.md").read_text()
+
+
 def script(hook_id: str) -> str:
     return str(Path(sys.executable).parent / hook_id)
 
@@ -81,6 +90,10 @@ def test_manifest_scripts_and_modules_agree() -> None:
         assert hook["entry"] == hook_id and hook["language"] == "python"
         assert hook["minimum_pre_commit_version"] == "3.2.0"
         assert scripts[hook_id] == f"contribkit.hooks.{module}:main"
+        assert SPECS[hook_id].hook_id == hook_id
+        assert SPECS[hook_id].rule_prefix == RULE_FAMILY[hook_id]
+    hook_scripts = [name for name in scripts if name != "contribkit"]
+    assert hook_scripts == list(HOOK_MODULES)  # no console script for a hook that is not listed
     assert BY_ID["contribkit-commit-msg"]["stages"] == ["commit-msg"]
     assert BY_ID["contribkit-commit-msg"]["always_run"] is True
     for pre_push in ("contribkit-tests-required", "contribkit-pr-scope"):
@@ -125,14 +138,25 @@ def test_snippet_lists_the_published_hooks() -> None:
     assert "contribkit-lintrunner" in render_snippet()
 
 
+def test_readme_lists_the_same_hooks() -> None:
+    """The README's hook table (id, rules) and its pre-commit snippet follow the hook list."""
+    rows = re.findall(r"^\| `(contribkit-[a-z-]+)` \|.*\| (CK\d+)(?:–(CK\d+))? \|$", README, re.M)
+    assert [hook_id for hook_id, _, _ in rows] == list(HOOK_MODULES)
+    for hook_id, first, last in rows:
+        family = sorted(r for r in RULES if r.startswith(RULE_FAMILY[hook_id]))
+        assert (first, last or first) == (family[0], family[-1]), hook_id
+    snippet = README.split("  - repo: https://github.com/contribkit/contribkit\n", 1)[1]
+    listed = re.findall(r"^      - id: (\S+)$", snippet.split("```", 1)[0], re.M)
+    assert listed == list(HOOK_MODULES)[:-1]  # lintrunner is opt-in, as in render_snippet()
+
+
 def test_rule_catalog() -> None:
     slugs = [rule.slug for rule in RULES.values()]
     assert len(set(slugs)) == len(slugs)
     for rule_id, rule in RULES.items():
         assert re.fullmatch(r"CK[1-8]\d\d|CKP\d\d", rule_id) and rule.id == rule_id
         assert rule.severity in ("error", "warning") and rule.hint
-    readme = (ROOT / "README.md").read_text()
-    missing = [rule_id for rule_id in RULES if rule_id not in readme]
+    missing = [rule_id for rule_id in RULES if rule_id not in README]
     assert not missing, f"README.md does not document {missing}"
 
 

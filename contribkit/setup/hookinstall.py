@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from contribkit import __version__
+from contribkit.conventions.hooklist import HOOK_MODULES
 from contribkit.core.datadirs import data_dir
 from contribkit.core.errors import BadInput, CheckFailed
 from contribkit.core.fsutil import atomic_write
 from contribkit.git import cmd as gitcmd
-from contribkit.hooks import HOOK_MODULES
 from contribkit.setup.hookstate import (
     HookState,
     contribkit_config_path,
