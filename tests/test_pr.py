@@ -16,7 +16,8 @@ import pytest
 from contribkit.git import facts as gitfacts
 from contribkit.git.cmd import ensure_excluded
 from contribkit.git.facts import Commit
-from contribkit.pr.body import IssueFacts, Title, commit_text, environment_lines, make_title
+from contribkit.pr.draft import Title, commit_text, environment_lines, make_title
+from contribkit.pr.gather import IssueFacts
 from contribkit.run.record import (
     Cell,
     Interpreter,

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from contribkit.core.config import Settings
     from contribkit.core.workspace import Workspace
     from contribkit.git.facts import BranchFacts
-    from contribkit.pr.body import TitleRules
+    from contribkit.pr.draft import TitleRules
 
 RUN_AGAIN = "run `contribkit run`"
 GH_TIMEOUT_S = 120.0
@@ -256,8 +256,8 @@ def check_body(
 ) -> list[Violation]:
     """The PR rules (``contribkit pr --check``) the title and body break, less hooks.disable."""
     from contribkit.conventions.rules import resolve_rule_names
-    from contribkit.pr.body import check_context
     from contribkit.pr.check import check_pr
+    from contribkit.pr.draft import check_context
 
     disabled, _ = resolve_rule_names(list(ws.settings.get("hooks.disable")))
     context = check_context(ws.root, facts, rules, title=title)
@@ -283,7 +283,8 @@ def plan_submission(
     request is made for it); the title is ``title``, else ``contribkit pr``'s.
     """
     from contribkit.git import facts as gitfacts
-    from contribkit.pr import body as prbody
+    from contribkit.pr import draft as prdraft
+    from contribkit.pr.gather import gather
 
     root = ws.require_root()
     settings = ws.settings
@@ -317,8 +318,8 @@ def plan_submission(
         fork = ws.remote_slug(remote)
         owner = fork.split("/")[0] if fork else None
         head = f"{owner}:{branch}" if owner and fork != repo else branch
-    rules = prbody.TitleRules.from_settings(settings)
-    written = prbody.draft(prbody.gather(ws, facts, offline=True), rules, title=title or None)
+    rules = prdraft.TitleRules.from_settings(settings)
+    written = prdraft.draft(gather(ws, facts, offline=True), rules, title=title or None)
     body, body_name = written.body, "the generated body"
     if body_file is not None:
         body, body_name = read_body_file(body_file), str(body_file)

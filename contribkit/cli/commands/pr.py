@@ -13,7 +13,7 @@ from contribkit.core.errors import BadInput, warn
 from contribkit.core.workspace import Workspace
 
 if TYPE_CHECKING:
-    from contribkit.pr.body import PrDraft
+    from contribkit.pr.draft import PrDraft
 
 TITLE_STYLES = ("pytorch", "conventional")
 
@@ -149,17 +149,18 @@ def pr(
     from contribkit.cli.output import print_json
     from contribkit.core.fsutil import atomic_write
     from contribkit.git import facts as gitfacts
-    from contribkit.pr import body as prbody
+    from contribkit.pr.draft import TitleRules, draft
+    from contribkit.pr.gather import gather
 
     root = ws.require_root()
     settings = ws.settings
     facts = gitfacts.branch_facts(
         root, settings.get("upstream_remote"), base or settings.get("base_branch")
     )
-    inputs = prbody.gather(ws, facts, issue=issue, offline=offline)
-    result = prbody.draft(
+    inputs = gather(ws, facts, issue=issue, offline=offline)
+    result = draft(
         inputs,
-        prbody.TitleRules.from_settings(settings, title_style),
+        TitleRules.from_settings(settings, title_style),
         ai_text=ai_text,
         template_file=template_file,
         title=title,
@@ -227,8 +228,8 @@ def check(
     from contribkit.conventions.report import Findings, use_color, write_report
     from contribkit.conventions.rules import resolve_rule_names
     from contribkit.git import facts as gitfacts
-    from contribkit.pr.body import TitleRules, check_context
     from contribkit.pr.check import check_pr
+    from contribkit.pr.draft import TitleRules, check_context
 
     body, name = read_body(check_file)
     settings = ws.settings
