@@ -108,6 +108,7 @@ def test_accepted_changes(capsys, topic_branch: Path, files: dict[str, str], mes
 
 def test_range_from_pre_commit_and_from_upstream(capsys, topic_branch: Path, monkeypatch) -> None:
     base = git("rev-parse", "HEAD", cwd=topic_branch)
+    git("branch", "-q", "-m", "main", "old-main", cwd=topic_branch)  # no base branch anywhere
     commit_files(
         topic_branch, {"aten/src/ATen/native/Activation.cpp": "// fixed\n"}, "Fix relu kernel"
     )
@@ -117,8 +118,17 @@ def test_range_from_pre_commit_and_from_upstream(capsys, topic_branch: Path, mon
     # the merge-base with upstream/main
     git("update-ref", "refs/remotes/upstream/main", base, cwd=topic_branch)
     assert rule_ids(run(capsys, tests_required.main)[1]) == ["CK601"]
-    # pre-commit's range
+    # pre-commit's range is only part of the branch: the whole branch is judged
     monkeypatch.setenv("PRE_COMMIT_FROM_REF", git("rev-parse", "HEAD", cwd=topic_branch))
+    monkeypatch.setenv("PRE_COMMIT_TO_REF", git("rev-parse", "HEAD", cwd=topic_branch))
+    assert rule_ids(run(capsys, tests_required.main)[1]) == ["CK601"]
+
+
+def test_a_fix_pushed_after_its_tests_passes(capsys, topic_branch: Path, monkeypatch) -> None:
+    commit_files(topic_branch, {"test/test_nn.py": "# a test for relu\n"}, "Add a test for relu")
+    pushed_before = git("rev-parse", "HEAD", cwd=topic_branch)
+    commit_files(topic_branch, {"torch/nn/functional.py": "x = 1\n"}, "Fix relu")
+    monkeypatch.setenv("PRE_COMMIT_FROM_REF", pushed_before)  # this push: the fix alone
     monkeypatch.setenv("PRE_COMMIT_TO_REF", git("rev-parse", "HEAD", cwd=topic_branch))
     assert run(capsys, tests_required.main) == (0, "")
 

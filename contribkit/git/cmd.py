@@ -173,3 +173,43 @@ def remove_excluded(
         exclude.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     left = [line for line in added if line and line not in removed and line in lines]
     return removed, ([""] if "" in added and EXCLUDE_HEADER in left else []) + left
+
+
+# The one policy for "what is this branch's base" (hooks, pr, submit, run): the upstream remote's
+# base branch, else the local base branch, else origin's. The first that exists and shares
+# history with HEAD wins; callers that show the result say when it was a fallback.
+def base_refs(upstream_remote: str, base_branch: str) -> tuple[str, ...]:
+    return tuple(
+        dict.fromkeys((f"{upstream_remote}/{base_branch}", base_branch, f"origin/{base_branch}"))
+    )
+
+
+def merge_base(
+    root: Path | str, upstream_remote: str, base_branch: str, head: str = "HEAD"
+) -> tuple[str, str] | None:
+    """``(sha, ref)``: the merge base of ``head`` with the first of :func:`base_refs` that has
+    one; None when none of them exists or shares history with ``head``."""
+    for ref in base_refs(upstream_remote, base_branch):
+        found = git("merge-base", head, ref, cwd=root, check=False)
+        if found:
+            return found, ref
+    return None
+
+
+def numstat(root: Path | str, *span: str) -> list[tuple[str, int | None, int | None]]:
+    """``(path, added, deleted)`` per changed file of ``git diff <span>`` (counts are None for a
+    binary file): the one reader of ``--numstat -z``."""
+    out = git(
+        "diff", "--numstat", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", *span, cwd=root
+    )
+    rows = []
+    for entry in out.split("\0"):
+        parts = entry.split("\t", 2)
+        if len(parts) == 3:
+            added, deleted, path = parts
+            rows.append((path, _count(added), _count(deleted)))
+    return rows
+
+
+def _count(value: str) -> int | None:
+    return None if value == "-" else int(value)

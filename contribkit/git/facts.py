@@ -170,43 +170,30 @@ def tree_state(root: Path) -> TreeState:
     return TreeState(head, branch, bool(ordered), digest.hexdigest(), tuple(ordered))
 
 
-def _ref_exists(repo: git.Repo, ref: str) -> bool:
-    import git
-
-    try:
-        repo.git.rev_parse("--verify", "--quiet", f"{ref}^{{commit}}")
-    except git.GitCommandError:
-        return False
-    return True
-
-
 def find_merge_base(
     root: Path, upstream_remote: str = "upstream", base_branch: str = "main"
 ) -> MergeBase | None:
-    """The merge-base of HEAD with ``upstream_remote/base_branch``.
+    """The merge-base of HEAD with the branch's base (:func:`contribkit.git.cmd.merge_base`: the
+    hooks' policy too), with a note when it was not ``upstream_remote/base_branch``; None when
+    no base exists."""
+    from contribkit.git.cmd import merge_base
 
-    Falls back to the local ``base_branch``, then ``origin/base_branch``, with a note saying so;
-    None when none of them exists.
-    """
-    wanted = f"{upstream_remote}/{base_branch}"
     repo = open_repo(root)
     try:
         _head_sha(repo)
-        for ref in (wanted, base_branch, f"origin/{base_branch}"):
-            if not _ref_exists(repo, ref):
-                continue
-            bases = repo.merge_base(ref, "HEAD")
-            if not bases or bases[0] is None:
-                continue
-            note = (
-                None
-                if ref == wanted
-                else f"no '{wanted}' ref (run `git fetch {upstream_remote}`); used '{ref}' instead"
-            )
-            return MergeBase(bases[0].hexsha, ref, note)
-        return None
     finally:
         repo.close()
+    found = merge_base(root, upstream_remote, base_branch)
+    if found is None:
+        return None
+    sha, ref = found
+    wanted = f"{upstream_remote}/{base_branch}"
+    note = (
+        None
+        if ref == wanted
+        else f"no '{wanted}' ref (run `git fetch {upstream_remote}`); used '{ref}' instead"
+    )
+    return MergeBase(sha, ref, note)
 
 
 def commits_between(root: Path, base: str, head: str = "HEAD") -> list[Commit]:
@@ -226,10 +213,6 @@ def commits_between(root: Path, base: str, head: str = "HEAD") -> list[Commit]:
     return commits
 
 
-def _count(value: str) -> int | None:
-    return None if value == "-" else int(value)
-
-
 def _text_lines(path: Path) -> int | None:
     try:
         data = path.read_bytes()
@@ -246,12 +229,13 @@ def changed_files(root: Path, base: str, *, include_worktree: bool = False) -> l
     With ``include_worktree``, compare ``base`` with the working tree instead, and list untracked
     (not ignored) files too: what the branch will contain once everything is committed.
     """
+    from contribkit.git.cmd import numstat
+
+    span = [base] if include_worktree else [base, "HEAD"]
     repo = open_repo(root)
     try:
-        span = [base] if include_worktree else [base, "HEAD"]
         common = ["-z", "--no-renames", "--no-ext-diff", "--no-textconv"]
         statuses = repo.git.diff("--name-status", *common, *span).split("\0")
-        numstat = repo.git.diff("--numstat", *common, *span).split("\0")
         untracked = (
             repo.git.ls_files("--others", "--exclude-standard", "-z").split("\0")
             if include_worktree
@@ -261,14 +245,10 @@ def changed_files(root: Path, base: str, *, include_worktree: bool = False) -> l
     finally:
         repo.close()
     status_of = {statuses[i + 1]: statuses[i][:1] for i in range(0, len(statuses) - 1, 2)}
-    files = []
-    for entry in numstat:
-        parts = entry.split("\t", 2)
-        if len(parts) == 3:
-            added, deleted, path = parts
-            files.append(
-                ChangedFile(path, status_of.get(path, "M"), _count(added), _count(deleted))
-            )
+    files = [
+        ChangedFile(path, status_of.get(path, "M"), added, deleted)
+        for path, added, deleted in numstat(root, *span)
+    ]
     for path in untracked:
         if path:
             files.append(ChangedFile(path, "?", _text_lines(top / path), 0))

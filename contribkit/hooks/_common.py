@@ -309,18 +309,26 @@ RANGE_OPTIONS = (
 
 
 def push_range(args: SimpleNamespace, ctx: HookContext) -> tuple[str, str] | None:
-    """The ``(from, to)`` commits being pushed, or None when there is no base to compare with."""
-    root = ctx.require_root()
+    """The ``(from, to)`` commits being pushed, or None when there is no base to compare with.
+
+    pre-commit passes the pushed range; without it, the branch against its base
+    (:func:`contribkit.git.cmd.merge_base`, the one policy ``pr`` and ``submit`` use too)."""
     to_ref = args.to_ref or os.environ.get("PRE_COMMIT_TO_REF") or "HEAD"
     from_ref = args.from_ref or os.environ.get("PRE_COMMIT_FROM_REF")
     if from_ref:
         return str(from_ref), str(to_ref)
-    base = ctx.settings.get("base_branch")
-    for remote in dict.fromkeys((ctx.settings.get("upstream_remote"), "origin")):
-        out = gitcmd.git("merge-base", to_ref, f"{remote}/{base}", cwd=root, check=False)
-        if out:
-            return out, str(to_ref)
-    return None
+    return branch_range(ctx, str(to_ref))
+
+
+def branch_range(ctx: HookContext, to_ref: str = "HEAD") -> tuple[str, str] | None:
+    """``(merge base, to_ref)``: the whole branch, whatever part of it this push sends."""
+    found = gitcmd.merge_base(
+        ctx.require_root(),
+        ctx.settings.get("upstream_remote"),
+        ctx.settings.get("base_branch"),
+        to_ref,
+    )
+    return (found[0], to_ref) if found else None
 
 
 def changed_files(root: str, from_ref: str, to_ref: str) -> list[str]:

@@ -31,14 +31,12 @@ def areas_of(files: Sequence[str]) -> list[str]:
     return sorted({f.split("/", 1)[0] if "/" in f else "(root)" for f in files})
 
 
-def check_scope(numstat: str, max_areas: int, max_changed_lines: int) -> list[Violation]:
-    """Warnings for a ``git diff --numstat`` listing; pure."""
-    files = []
-    changed = 0
-    for line in numstat.splitlines():
-        added, deleted, path = line.split("\t", 2)
-        files.append(path)
-        changed += sum(int(n) for n in (added, deleted) if n.isdigit())  # "-" for binary files
+def check_scope(
+    rows: Sequence[tuple[str, int | None, int | None]], max_areas: int, max_changed_lines: int
+) -> list[Violation]:
+    """Warnings for ``(path, added, deleted)`` rows (:func:`contribkit.git.cmd.numstat`); pure."""
+    files = [path for path, _, _ in rows]
+    changed = sum((added or 0) + (deleted or 0) for _, added, deleted in rows)  # None: binary
     found = []
     areas = areas_of(files)
     if len(areas) > max_areas:
@@ -63,10 +61,8 @@ def check(args: SimpleNamespace, ctx: HookContext) -> Findings:
     pushed = push_range(args, ctx)
     if pushed is None:
         return Findings()
-    numstat = gitcmd.git("diff", "--numstat", "--no-renames", *pushed, cwd=root)
-    return Findings(
-        check_scope(numstat, ctx.get_int("max_areas"), ctx.get_int("max_changed_lines"))
-    )
+    rows = gitcmd.numstat(root, *pushed)
+    return Findings(check_scope(rows, ctx.get_int("max_areas"), ctx.get_int("max_changed_lines")))
 
 
 SPEC = HookSpec(HOOK_ID, __doc__, "CK7", RANGE_OPTIONS)

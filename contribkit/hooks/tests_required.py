@@ -1,17 +1,19 @@
 """contribkit-tests-required: a pushed change to library source comes with a test (pre-push).
 
-When the pushed range changes files under hooks.source_globs (torch/, aten/, c10/) and nothing
-under hooks.test_globs (test/), the push is refused. A "Test Plan:" (or "Test-Plan:") line in a
+When the branch changes files under hooks.source_globs (torch/, aten/, c10/) and nothing under
+hooks.test_globs (test/), the push is refused. A "Test Plan:" (or "Test-Plan:") line in a
 commit message of the range is an accepted justification, e.g. "Test Plan: covered by
-test_nn.py::TestNN::test_relu, no behaviour change". The range is pre-commit's
-PRE_COMMIT_FROM_REF..PRE_COMMIT_TO_REF, else --from-ref/--to-ref, else the merge-base with the
-upstream base branch.
+test_nn.py::TestNN::test_relu, no behaviour change". The range is the whole branch:
+--from-ref if given, else the merge-base of the pushed commit (PRE_COMMIT_TO_REF, --to-ref, HEAD)
+with the base branch (upstream's, else the local one, else origin's), else pre-commit's pushed
+range.
 
 Example: contribkit-tests-required --from-ref upstream/main
 """
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from collections.abc import Sequence
@@ -25,6 +27,7 @@ from contribkit.hooks._common import (
     RANGE_OPTIONS,
     HookContext,
     HookSpec,
+    branch_range,
     changed_files,
     push_range,
     run_hook,
@@ -62,7 +65,11 @@ def check_change(
 
 def check(args: SimpleNamespace, ctx: HookContext) -> Findings:
     root = ctx.require_root()
-    pushed = push_range(args, ctx)
+    # The whole branch, not only this push: a fix pushed after its tests still has its tests.
+    # An explicit --from-ref wins; pre-commit's pushed range is the last resort.
+    to_ref = str(args.to_ref or os.environ.get("PRE_COMMIT_TO_REF") or "HEAD")
+    pushed = None if args.from_ref else branch_range(ctx, to_ref)
+    pushed = pushed or push_range(args, ctx)
     if pushed is None:
         print(f"{HOOK_ID}: no upstream base to compare with; skipped", file=sys.stderr)
         return Findings()
