@@ -398,6 +398,38 @@ def test_ablation_in_the_generated_script(run_cli, cache, tmp_path: Path) -> Non
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("kind", ["plain script", "repro that cannot run here"])
+def test_the_generated_script_and_run_share_one_ablation_policy(
+    run_cli, cache, tmp_path: Path, kind: str
+) -> None:
+    """The ablation policy is written twice (bash in the script, Python behind --run): the same
+    target gets the same result per backend, the same first failure and the same exit code."""
+    text = (
+        BROKEN_DECOMPOSITION
+        if kind == "plain script"
+        else repro_script(BROKEN_DECOMPOSITION, None, "cuda")
+    )
+    target = write(tmp_path / "target.py", text)
+    assert run_cli("debug", "-p", "ablation", "-s", str(target)).returncode == 0
+    bash = subprocess.run(
+        ["bash", str(tmp_path / "debug_issue.sh")], capture_output=True, text=True, timeout=300
+    )
+    ran = run_cli("debug", "-p", "ablation", "-s", str(target), "--run", "--json", "--force")
+    data = json.loads(ran.stdout)
+    by_run = {row["backend"]: row["status"] for row in data["ablation"]}
+    table = bash.stdout[bash.stdout.index("ablation (") :].splitlines()
+    by_script = {line.split()[0]: line.split()[-1] for line in table[2 : 2 + len(by_run)]}
+    assert by_script == by_run
+    assert bash.returncode == ran.returncode == data["exit_code"]
+    first = data["first_failure"]
+    assert (
+        (f"first failure: {first} " in bash.stdout)
+        if first
+        else ("no backend failed" in bash.stdout)
+    )
+
+
+@pytest.mark.slow
 def test_anomaly_mode_through_the_runner(run_cli, cache, tmp_path: Path) -> None:
     # What the script sets before its own `import torch` still counts: the runner waits for it.
     target = write(
