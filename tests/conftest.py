@@ -5,6 +5,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Protocol
 
 import pytest
 
@@ -29,6 +30,26 @@ FORK_FILES = {
         '"module: inductor":\n- torch/_inductor/**\n'
     ),
 }
+
+
+class RunCli(Protocol):
+    """The ``run_cli`` fixture: ``contribkit ARGS`` in a subprocess."""
+
+    def __call__(
+        self,
+        *args: str,
+        cwd: Path | None = None,
+        env: dict[str, str] | None = None,
+        input: str | None = None,
+    ) -> subprocess.CompletedProcess[str]: ...
+
+
+class Ck(Protocol):
+    """The ``ck`` fixture: ``contribkit ARGS`` in the fork, with the shared probe cache."""
+
+    def __call__(
+        self, *args: str, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]: ...
 
 
 def git(*args: str, cwd: Path) -> str:
@@ -114,7 +135,7 @@ def fork_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
-def run_cli(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+def run_cli(monkeypatch: pytest.MonkeyPatch) -> RunCli:
     """Run the real console entry point in a subprocess; returns CompletedProcess."""
 
     def run(
@@ -143,7 +164,7 @@ def shared_cache(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 @pytest.fixture
-def ck(run_cli, fork_repo: Path, shared_cache: str):  # type: ignore[no-untyped-def]
+def ck(run_cli: RunCli, fork_repo: Path, shared_cache: str) -> Ck:
     """Run ``contribkit ARGS`` in the fork, with the shared probe cache."""
 
     def call(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

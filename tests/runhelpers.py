@@ -8,6 +8,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tests.conftest import Ck
+
 
 def write(root: Path, rel: str, text: str) -> Path:
     path = root / rel
@@ -16,7 +18,7 @@ def write(root: Path, rel: str, text: str) -> Path:
     return path
 
 
-def run_json(ck, *args: str, env: dict[str, str] | None = None) -> tuple[int, dict[str, Any]]:  # type: ignore[no-untyped-def]
+def run_json(ck: Ck, *args: str, env: dict[str, str] | None = None) -> tuple[int, dict[str, Any]]:
     """``contribkit run --json ARGS`` in the fork: the exit code and the record."""
     proc = ck("run", "--json", *args, env=env)
     assert proc.stdout.strip(), proc.stderr

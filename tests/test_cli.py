@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from contribkit import __version__
 from contribkit.cli.app import COMMANDS
+from tests.conftest import RunCli
 
 HEAVY = ("github", "git", "jinja2", "yaml", "torch", "rich", "markdown_it", "requests")
 
@@ -46,13 +48,13 @@ def test_startup_imports_nothing_heavy(argv: list[str]) -> None:
     assert "HEAVY=\n" in proc.stderr, proc.stderr
 
 
-def test_version(run_cli) -> None:
+def test_version(run_cli: RunCli) -> None:
     proc = run_cli("--version")
     assert proc.returncode == 0
     assert __version__ in proc.stdout
 
 
-def test_help_lists_every_command_without_importing_it(run_cli) -> None:
+def test_help_lists_every_command_without_importing_it(run_cli: RunCli) -> None:
     proc = run_cli("--help")
     assert proc.returncode == 0
     for name, (_, _, short) in COMMANDS.items():
@@ -61,7 +63,7 @@ def test_help_lists_every_command_without_importing_it(run_cli) -> None:
     assert "Exit codes" in proc.stdout
 
 
-def test_every_command_has_help(run_cli) -> None:
+def test_every_command_has_help(run_cli: RunCli) -> None:
     for name in COMMANDS:
         proc = run_cli(name, "--help")
         assert proc.returncode == 0, (name, proc.stderr)
@@ -76,7 +78,7 @@ def test_every_command_has_help(run_cli) -> None:
         (["doctor", "--no-such-option"], "--no-such-option"),
     ],
 )
-def test_usage_errors_are_one_line_with_hint(run_cli, argv: list[str], needle: str) -> None:
+def test_usage_errors_are_one_line_with_hint(run_cli: RunCli, argv: list[str], needle: str) -> None:
     proc = run_cli(*argv)
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
@@ -86,7 +88,7 @@ def test_usage_errors_are_one_line_with_hint(run_cli, argv: list[str], needle: s
     assert "Traceback" not in proc.stderr
 
 
-def test_bad_config_value_is_exit_2_without_traceback(run_cli, fork_repo) -> None:
+def test_bad_config_value_is_exit_2_without_traceback(run_cli: RunCli, fork_repo: Path) -> None:
     (fork_repo / ".contribkit.toml").write_text('http_timeout = "soon"\n')
     proc = run_cli("config", cwd=fork_repo)
     assert proc.returncode == 2
@@ -94,7 +96,7 @@ def test_bad_config_value_is_exit_2_without_traceback(run_cli, fork_repo) -> Non
     assert "http_timeout" in proc.stderr and "Traceback" not in proc.stderr
 
 
-def test_verbose_shows_traceback(run_cli, fork_repo) -> None:
+def test_verbose_shows_traceback(run_cli: RunCli, fork_repo: Path) -> None:
     (fork_repo / ".contribkit.toml").write_text("http_timeout = [\n")  # invalid TOML
     quiet = run_cli("config", cwd=fork_repo)
     loud = run_cli("-v", "config", cwd=fork_repo)
@@ -104,7 +106,7 @@ def test_verbose_shows_traceback(run_cli, fork_repo) -> None:
     assert "invalid TOML" in loud.stderr
 
 
-def test_python_dash_m_works(run_cli) -> None:
+def test_python_dash_m_works(run_cli: RunCli) -> None:
     proc = run_cli("config", "--list", "--json")
     assert proc.returncode == 0
     keys = {row["key"] for row in json.loads(proc.stdout)}

@@ -8,7 +8,7 @@ import pytest
 
 from contribkit.core.config import ConfigError, load_settings
 from contribkit.core.workspace import DEFAULT_REPO, Workspace, parse_remote_url
-from tests.conftest import git
+from tests.conftest import RunCli, git
 
 
 def test_precedence_cli_over_env_over_repo_over_user(
@@ -41,7 +41,7 @@ def test_unknown_key_warns_with_file_and_key(tmp_path: Path) -> None:
     assert any(w.endswith("unknown key 'reop' (ignored); did you mean 'repo'?") for w in s.warnings)
 
 
-def test_config_shows_the_values_worked_out_at_run_time(run_cli, fork_repo: Path) -> None:
+def test_config_shows_the_values_worked_out_at_run_time(run_cli: RunCli, fork_repo: Path) -> None:
     proc = run_cli("config", "--json", cwd=fork_repo)
     settings = json.loads(proc.stdout)["settings"]
     assert settings["repo"] == {

@@ -13,6 +13,7 @@ from contribkit.core.errors import BadInput
 from contribkit.debug.plan import PRESETS, default_script
 from contribkit.target.reprolib import VERDICT_PREFIX
 from tests.branchcases import BRANCH_ISSUES
+from tests.conftest import RunCli
 
 # A deliberate graph break (print) and a recompilation (the input's rank changes).
 BREAK_AND_RECOMPILE = """\
@@ -80,7 +81,7 @@ def repro_script(body: str, signature: dict[str, str] | None, device: str = "cpu
 # --- listing ------------------------------------------------------------------------------
 
 
-def test_list_presets_names_every_preset_of_the_issue(run_cli) -> None:
+def test_list_presets_names_every_preset_of_the_issue(run_cli: RunCli) -> None:
     proc = run_cli("debug", "--list-presets", "--json")
     assert proc.returncode == 0, proc.stderr
     listed = {p["name"]: p for p in json.loads(proc.stdout)}
@@ -101,7 +102,7 @@ def test_list_presets_names_every_preset_of_the_issue(run_cli) -> None:
     assert "graph-breaks" in text and "TORCHDYNAMO_VERBOSE" in text
 
 
-def test_list_logs_from_the_target_torch_with_descriptions(run_cli, cache) -> None:
+def test_list_logs_from_the_target_torch_with_descriptions(run_cli: RunCli, cache: Path) -> None:
     proc = run_cli("debug", "--list-logs", "--json")
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
@@ -113,7 +114,7 @@ def test_list_logs_from_the_target_torch_with_descriptions(run_cli, cache) -> No
     assert "graph_breaks" in run_cli("debug", "--list-logs").stdout
 
 
-def test_list_logs_without_torch_uses_the_bundled_list(run_cli, bare_python) -> None:
+def test_list_logs_without_torch_uses_the_bundled_list(run_cli: RunCli, bare_python: str) -> None:
     proc = run_cli("debug", "--list-logs", "--python", bare_python)
     assert proc.returncode == 0, proc.stderr
     assert "graph_breaks" in proc.stdout
@@ -124,7 +125,7 @@ def test_list_logs_without_torch_uses_the_bundled_list(run_cli, bare_python) -> 
 
 
 def test_writes_a_documented_script_beside_the_target_and_never_overwrites(
-    run_cli, cache, tmp_path: Path
+    run_cli: RunCli, cache: Path, tmp_path: Path
 ) -> None:
     target = write(tmp_path / "case" / "prog.py", "print('hi')\n")
     proc = run_cli(
@@ -151,7 +152,7 @@ def test_writes_a_documented_script_beside_the_target_and_never_overwrites(
     assert forced.returncode == 0 and "recompiles_verbose" in script.read_text()
 
 
-def test_preview_writes_nothing(run_cli, cache, tmp_path: Path) -> None:
+def test_preview_writes_nothing(run_cli: RunCli, cache: Path, tmp_path: Path) -> None:
     target = write(tmp_path / "prog.py", "print('hi')\n")
     for flags in (["-o", "-"], ["--dry-run"]):
         proc = run_cli("debug", "-p", "minify", "--script", str(target), *flags)
@@ -170,7 +171,9 @@ def test_preview_writes_nothing(run_cli, cache, tmp_path: Path) -> None:
     assert "export TORCHDYNAMO_REPRO_AFTER=aot" in aot.stdout
 
 
-def test_dry_run_json_shows_the_plan_and_the_script(run_cli, cache, tmp_path: Path) -> None:
+def test_dry_run_json_shows_the_plan_and_the_script(
+    run_cli: RunCli, cache: Path, tmp_path: Path
+) -> None:
     target = write(tmp_path / "prog.py", "print('hi')\n")
     proc = run_cli("debug", "-p", "anomaly", "-s", str(target), "--dry-run", "--json")
     assert proc.returncode == 0, proc.stderr
@@ -180,7 +183,7 @@ def test_dry_run_json_shows_the_plan_and_the_script(run_cli, cache, tmp_path: Pa
     assert not (tmp_path / "debug_issue.sh").exists()
 
 
-def test_json_plan(run_cli, cache, tmp_path: Path) -> None:
+def test_json_plan(run_cli: RunCli, cache: Path, tmp_path: Path) -> None:
     target = write(tmp_path / "prog.py", "print('hi')\n")
     out = tmp_path / "out" / "dbg.sh"
     proc = run_cli("debug", "-p", "inductor-codegen", "-s", str(target), "-o", str(out), "--json")
@@ -195,7 +198,7 @@ def test_json_plan(run_cli, cache, tmp_path: Path) -> None:
     assert plan["log"] == str(tmp_path / "out" / "dbg.log")
 
 
-def test_build_dependent_presets_warn(run_cli, cache, tmp_path: Path) -> None:
+def test_build_dependent_presets_warn(run_cli: RunCli, cache: Path, tmp_path: Path) -> None:
     target = write(tmp_path / "prog.py", "print('hi')\n")
     proc = run_cli("debug", "-p", "dispatch,cuda-sync", "-s", str(target), "-o", "-")
     assert proc.returncode == 0, proc.stderr
@@ -214,7 +217,9 @@ def test_build_dependent_presets_warn(run_cli, cache, tmp_path: Path) -> None:
         ([], "nothing to debug"),
     ],
 )
-def test_bad_input_is_one_error_and_exit_2(run_cli, cache, tmp_path, argv, needle) -> None:
+def test_bad_input_is_one_error_and_exit_2(
+    run_cli: RunCli, cache: Path, tmp_path: Path, argv: list[str], needle: str
+) -> None:
     target = write(tmp_path / "prog.py", "print('hi')\n")
     proc = run_cli("debug", "-s", str(target), *argv)
     assert proc.returncode == 2, proc.stderr
@@ -223,12 +228,14 @@ def test_bad_input_is_one_error_and_exit_2(run_cli, cache, tmp_path, argv, needl
     assert not (tmp_path / "debug_issue.sh").exists()
 
 
-def test_missing_script_is_bad_input(run_cli, tmp_path: Path) -> None:
+def test_missing_script_is_bad_input(run_cli: RunCli, tmp_path: Path) -> None:
     proc = run_cli("debug", "-p", "trace", "-s", str(tmp_path / "nope.py"))
     assert proc.returncode == 2 and "not found" in proc.stderr
 
 
-def test_script_defaults_to_the_branchs_issue_repro(run_cli, cache, fork_repo: Path) -> None:
+def test_script_defaults_to_the_branchs_issue_repro(
+    run_cli: RunCli, cache: Path, fork_repo: Path
+) -> None:
     subprocess.run(["git", "checkout", "-q", "-b", "fix/issue-123-bad-grad"], check=True)
     missing = run_cli("debug", "-p", "graph-breaks", cwd=fork_repo)
     assert missing.returncode == 2
@@ -276,7 +283,7 @@ def test_presets_are_declared_once() -> None:
 
 @pytest.mark.slow
 def test_run_reports_graph_breaks_and_recompiles_with_reasons(
-    run_cli, cache, tmp_path: Path
+    run_cli: RunCli, cache: Path, tmp_path: Path
 ) -> None:
     target = write(tmp_path / "prog.py", BREAK_AND_RECOMPILE)
     proc = run_cli("debug", "-p", "graph-breaks,recompiles", "-s", str(target), "--run", "--json")
@@ -302,7 +309,9 @@ def test_run_reports_graph_breaks_and_recompiles_with_reasons(
 
 
 @pytest.mark.slow
-def test_generated_script_runs_under_bash_from_anywhere(run_cli, cache, tmp_path: Path) -> None:
+def test_generated_script_runs_under_bash_from_anywhere(
+    run_cli: RunCli, cache: Path, tmp_path: Path
+) -> None:
     folder = tmp_path / "it's a $dir"
     target = write(folder / "prog.py", BREAK_AND_RECOMPILE)
     proc = run_cli("debug", "-p", "graph-breaks", "-s", str(target), "--", "--flag", "two words")
@@ -324,7 +333,9 @@ def test_generated_script_runs_under_bash_from_anywhere(run_cli, cache, tmp_path
     assert list(elsewhere.iterdir()) == []
 
 
-def test_generated_script_keeps_the_scripts_exit_status(run_cli, cache, tmp_path: Path) -> None:
+def test_generated_script_keeps_the_scripts_exit_status(
+    run_cli: RunCli, cache: Path, tmp_path: Path
+) -> None:
     target = write(tmp_path / "fails.py", "import sys\nprint('before')\nsys.exit(3)\n")
     assert run_cli("debug", "-p", "cuda-sync", "-s", str(target)).returncode == 0
     bash = subprocess.run(
@@ -335,7 +346,7 @@ def test_generated_script_keeps_the_scripts_exit_status(run_cli, cache, tmp_path
 
 
 @pytest.mark.slow
-def test_ablation_table_with_repro_verdicts(run_cli, cache, tmp_path: Path) -> None:
+def test_ablation_table_with_repro_verdicts(run_cli: RunCli, cache: Path, tmp_path: Path) -> None:
     target = write(
         tmp_path / "repro.py",
         repro_script(BROKEN_DECOMPOSITION, {"exc_type": "BackendCompilerFailed", "message": ""}),
@@ -367,7 +378,9 @@ def test_ablation_table_with_repro_verdicts(run_cli, cache, tmp_path: Path) -> N
 
 
 @pytest.mark.slow
-def test_ablation_of_a_repro_that_cannot_run_here(run_cli, cache, tmp_path: Path) -> None:
+def test_ablation_of_a_repro_that_cannot_run_here(
+    run_cli: RunCli, cache: Path, tmp_path: Path
+) -> None:
     # A CUDA repro on a CPU-only machine: every backend says CANNOT_RUN, none "passes".
     target = write(tmp_path / "repro.py", repro_script(BROKEN_DECOMPOSITION, None, "cuda"))
     proc = run_cli("debug", "-p", "ablation", "-s", str(target), "--run")
@@ -378,7 +391,7 @@ def test_ablation_of_a_repro_that_cannot_run_here(run_cli, cache, tmp_path: Path
 
 
 @pytest.mark.slow
-def test_ablation_in_the_generated_script(run_cli, cache, tmp_path: Path) -> None:
+def test_ablation_in_the_generated_script(run_cli: RunCli, cache: Path, tmp_path: Path) -> None:
     target = write(tmp_path / "tiny.py", BROKEN_DECOMPOSITION)
     assert run_cli("debug", "-p", "ablation", "-s", str(target)).returncode == 0
     bash = subprocess.run(
@@ -400,7 +413,7 @@ def test_ablation_in_the_generated_script(run_cli, cache, tmp_path: Path) -> Non
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["plain script", "repro that cannot run here"])
 def test_the_generated_script_and_run_share_one_ablation_policy(
-    run_cli, cache, tmp_path: Path, kind: str
+    run_cli: RunCli, cache: Path, tmp_path: Path, kind: str
 ) -> None:
     """The ablation policy is written twice (bash in the script, Python behind --run): the same
     target gets the same result per backend, the same first failure and the same exit code."""
@@ -430,7 +443,7 @@ def test_the_generated_script_and_run_share_one_ablation_policy(
 
 
 @pytest.mark.slow
-def test_anomaly_mode_through_the_runner(run_cli, cache, tmp_path: Path) -> None:
+def test_anomaly_mode_through_the_runner(run_cli: RunCli, cache: Path, tmp_path: Path) -> None:
     # What the script sets before its own `import torch` still counts: the runner waits for it.
     target = write(
         tmp_path / "nan.py",
@@ -453,7 +466,7 @@ def test_anomaly_mode_through_the_runner(run_cli, cache, tmp_path: Path) -> None
 
 
 def test_crashing_script_still_gets_a_summary_and_its_exit_code(
-    run_cli, cache, tmp_path: Path
+    run_cli: RunCli, cache: Path, tmp_path: Path
 ) -> None:
     target = write(
         tmp_path / "crash.py", "print('working')\nraise ValueError('bad shape: 3 vs 4')\n"
@@ -469,14 +482,14 @@ def test_crashing_script_still_gets_a_summary_and_its_exit_code(
     assert json.loads(proc.stdout)["run"]["exit_code"] == 7
 
 
-def test_timeout_stops_the_run(run_cli, cache, tmp_path: Path) -> None:
+def test_timeout_stops_the_run(run_cli: RunCli, cache: Path, tmp_path: Path) -> None:
     target = write(tmp_path / "slow.py", "import time\ntime.sleep(60)\n")
     proc = run_cli("debug", "-p", "cuda-sync", "-s", str(target), "--run", "--timeout", "1")
     assert proc.returncode == 124
     assert "TIMEOUT" in proc.stdout
 
 
-def test_child_environment_has_no_token(run_cli, cache, tmp_path: Path) -> None:
+def test_child_environment_has_no_token(run_cli: RunCli, cache: Path, tmp_path: Path) -> None:
     target = write(
         tmp_path / "env.py",
         "import os\nprint(sorted(k for k in os.environ if 'TOKEN' in k or 'SECRET' in k))\n"
@@ -492,7 +505,7 @@ def test_child_environment_has_no_token(run_cli, cache, tmp_path: Path) -> None:
         assert value not in log + proc.stdout + proc.stderr + written.stdout
 
 
-def test_run_without_torch_fails_clearly(run_cli, bare_python: str, tmp_path: Path) -> None:
+def test_run_without_torch_fails_clearly(run_cli: RunCli, bare_python: str, tmp_path: Path) -> None:
     target = write(tmp_path / "prog.py", "print('hi')\n")
     proc = run_cli(
         "debug", "-p", "graph-breaks", "-s", str(target), "--python", bare_python, "--run"

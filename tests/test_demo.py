@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import git
+from tests.conftest import RunCli, git
 
 pytestmark = pytest.mark.slow  # three real runs of torch code, a few seconds each
 
 
-def test_demo_walks_the_workflow(run_cli, shared_cache: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_demo_walks_the_workflow(run_cli: RunCli, shared_cache: str, tmp_path: Path) -> None:
     scratch = tmp_path / "scratch"
     proc = run_cli(
         "demo", "--dir", str(scratch), "--json", env={"CONTRIBKIT_CACHE_DIR": shared_cache}
@@ -60,7 +60,7 @@ def test_demo_walks_the_workflow(run_cli, shared_cache: str, tmp_path: Path) -> 
     assert git("status", "--porcelain", cwd=scratch) == ""
 
 
-def test_demo_prints_each_step(run_cli, shared_cache: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_demo_prints_each_step(run_cli: RunCli, shared_cache: str, tmp_path: Path) -> None:
     scratch = tmp_path / "scratch"
     proc = run_cli("demo", "--dir", str(scratch), env={"CONTRIBKIT_CACHE_DIR": shared_cache})
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -81,7 +81,7 @@ def test_demo_prints_each_step(run_cli, shared_cache: str, tmp_path: Path) -> No
     assert "   -> REPRODUCED on cpu at " in out and "   -> NOT_REPRODUCED on cpu at " in out
 
 
-def test_demo_refuses_bad_input(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_demo_refuses_bad_input(run_cli: RunCli, tmp_path: Path) -> None:
     busy = tmp_path / "busy"
     busy.mkdir()
     (busy / "file").write_text("mine\n")

@@ -4,10 +4,10 @@ import json
 import os
 from pathlib import Path
 
-from tests.conftest import git
+from tests.conftest import RunCli, git
 
 
-def test_doctor_inside_fork(run_cli, fork_repo: Path) -> None:
+def test_doctor_inside_fork(run_cli: RunCli, fork_repo: Path) -> None:
     proc = run_cli("doctor", "--json", cwd=fork_repo)
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
@@ -22,7 +22,7 @@ def test_doctor_inside_fork(run_cli, fork_repo: Path) -> None:
     assert checks["GitHub auth"]["status"] == "WARN"
 
 
-def test_doctor_with_an_interpreter_that_is_not_executable(run_cli, tmp_path: Path) -> None:
+def test_doctor_with_an_interpreter_that_is_not_executable(run_cli: RunCli, tmp_path: Path) -> None:
     data = tmp_path / "python"
     data.write_text("#!/bin/sh\n")
     proc = run_cli("doctor", "--python", str(data), cwd=tmp_path)
@@ -33,14 +33,14 @@ def test_doctor_with_an_interpreter_that_is_not_executable(run_cli, tmp_path: Pa
     ]
 
 
-def test_doctor_outside_repo(run_cli, tmp_path: Path) -> None:
+def test_doctor_outside_repo(run_cli: RunCli, tmp_path: Path) -> None:
     proc = run_cli("doctor", cwd=tmp_path)
     assert proc.returncode == 0
     assert "not inside a git repository" in proc.stdout
     assert "failure(s)" in proc.stdout
 
 
-def test_doctor_never_prints_the_token(run_cli, fork_repo: Path) -> None:
+def test_doctor_never_prints_the_token(run_cli: RunCli, fork_repo: Path) -> None:
     proc = run_cli("doctor", "--json", cwd=fork_repo, env={"GH_TOKEN": "ghp_doctor_secret"})
     assert "ghp_doctor_secret" not in proc.stdout + proc.stderr
     checks = {c["name"]: c for c in json.loads(proc.stdout)["checks"]}
@@ -48,7 +48,7 @@ def test_doctor_never_prints_the_token(run_cli, fork_repo: Path) -> None:
 
 
 def test_doctor_fails_when_lintrunner_never_initialised(
-    run_cli, fork_repo: Path, tmp_path: Path
+    run_cli: RunCli, fork_repo: Path, tmp_path: Path
 ) -> None:
     (fork_repo / ".lintrunner.toml").write_text("[[linter]]\ncode = 'FLAKE8'\n")
     git("add", "-A", cwd=fork_repo)
@@ -74,7 +74,7 @@ def test_doctor_fails_when_lintrunner_never_initialised(
     assert checks["lintrunner"]["status"] == "OK"
 
 
-def test_doctor_reads_remotes_by_name_whatever_their_url(run_cli, fork_repo: Path) -> None:
+def test_doctor_reads_remotes_by_name_whatever_their_url(run_cli: RunCli, fork_repo: Path) -> None:
     # A local mirror as upstream (common for mirrors and tests): it exists, so no "add" hint.
     git("remote", "set-url", "upstream", "/srv/pytorch.git", cwd=fork_repo)
     git("remote", "set-url", "origin", "git@github.com:contributor/pytorch.git", cwd=fork_repo)

@@ -44,12 +44,14 @@ def rule_ids(output: str) -> list[str]:
     return re.findall(r"\bCK\d{3}\b(?= )", output)
 
 
-def test_good_message_from_git_commit_verbose_passes(capsys) -> None:
+def test_good_message_from_git_commit_verbose_passes(capsys: pytest.CaptureFixture[str]) -> None:
     code, out = run(capsys, str(MESSAGES / "good_verbose.txt"))
     assert (code, out) == (0, "")
 
 
-def test_bad_message_reports_each_rule_with_line_hint_and_recovery(capsys) -> None:
+def test_bad_message_reports_each_rule_with_line_hint_and_recovery(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     path = str(MESSAGES / "bad_everything.txt")
     code, out = run(capsys, path)
     assert code == 1
@@ -74,19 +76,23 @@ def test_bad_message_reports_each_rule_with_line_hint_and_recovery(capsys) -> No
 
 
 @pytest.mark.parametrize("name", ["merge", "fixup", "squash", "amend", "revert"])
-def test_tool_written_commits_are_skipped_unless_strict(capsys, name: str) -> None:
+def test_tool_written_commits_are_skipped_unless_strict(
+    capsys: pytest.CaptureFixture[str], name: str
+) -> None:
     path = str(MESSAGES / f"{name}.txt")
     assert run(capsys, path) == (0, "")
     code, out = run(capsys, "--strict", path)
     assert code == 1 and rule_ids(out), out
 
 
-def test_empty_message_passes_so_that_git_aborts_the_commit_itself(capsys) -> None:
+def test_empty_message_passes_so_that_git_aborts_the_commit_itself(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     assert run(capsys, str(MESSAGES / "empty.txt")) == (0, "")
     assert run(capsys, write(Path.cwd(), "")) == (0, "")
 
 
-def test_non_utf8_message_is_reported_and_still_checked(capsys) -> None:
+def test_non_utf8_message_is_reported_and_still_checked(capsys: pytest.CaptureFixture[str]) -> None:
     code, out = run(capsys, str(MESSAGES / "latin1.txt"))
     assert code == 1
     assert "1: CK110 message-not-utf8: byte 0xe9 at offset 21 is not utf-8" in out
@@ -94,7 +100,7 @@ def test_non_utf8_message_is_reported_and_still_checked(capsys) -> None:
 
 
 def test_message_in_the_configured_commit_encoding_passes(
-    capsys, fork_repo: Path, tmp_path: Path
+    capsys: pytest.CaptureFixture[str], fork_repo: Path, tmp_path: Path
 ) -> None:
     git("config", "i18n.commitEncoding", "gbk", cwd=fork_repo)
     assert run(capsys, str(MESSAGES / "gbk.txt")) == (0, "")
@@ -103,7 +109,9 @@ def test_message_in_the_configured_commit_encoding_passes(
     assert code == 1 and rule_ids(out) == ["CK110"]
 
 
-def test_comment_char_and_cleanup_mode_from_git_config(capsys, fork_repo: Path) -> None:
+def test_comment_char_and_cleanup_mode_from_git_config(
+    capsys: pytest.CaptureFixture[str], fork_repo: Path
+) -> None:
     text = "[nn] Fix relu\n\n; a comment line, far too long for a body line of a commit message, that git strips as a comment\n"
     path = write(fork_repo / ".git", text)
     git("config", "core.commentChar", ";", cwd=fork_repo)
@@ -116,7 +124,7 @@ def test_comment_char_and_cleanup_mode_from_git_config(capsys, fork_repo: Path) 
     assert rule_ids(run(capsys, path)[1]) == ["CK108"]  # ';' is no comment now
 
 
-def test_comment_char_and_scissors_from_gits_own_lines(capsys) -> None:
+def test_comment_char_and_scissors_from_gits_own_lines(capsys: pytest.CaptureFixture[str]) -> None:
     # core.commentChar=auto (or any char): git's prompt and scissors lines name it
     assert run(capsys, str(MESSAGES / "semicolon_comments.txt")) == (0, "")
 
@@ -241,7 +249,9 @@ def test_wip(title: str, allow: bool, expected: list[str]) -> None:
     assert [v.rule.id for v in check_message([title], allow_wip=allow)] == expected
 
 
-def test_issue_from_the_branch_must_be_referenced(capsys, fork_repo: Path) -> None:
+def test_issue_from_the_branch_must_be_referenced(
+    capsys: pytest.CaptureFixture[str], fork_repo: Path
+) -> None:
     git("switch", "-q", "-c", "fix/12345-relu", cwd=fork_repo)
     code, out = run(capsys, write(fork_repo, "[nn] Fix relu\n\nA body.\n"))
     assert code == 1 and rule_ids(out) == ["CK109"]
@@ -253,7 +263,7 @@ def test_issue_from_the_branch_must_be_referenced(capsys, fork_repo: Path) -> No
     assert rule_ids(out) == ["CK109"]
 
 
-def test_the_issue_a_branch_is_for(capsys, fork_repo: Path) -> None:
+def test_the_issue_a_branch_is_for(capsys: pytest.CaptureFixture[str], fork_repo: Path) -> None:
     """The hook reads the branch with the same parser as ``pr``: the shared table holds."""
     message = write(fork_repo / ".git", "[nn] Fix relu\n\nA body.\n")
     for branch, number in BRANCH_ISSUES:
@@ -269,7 +279,9 @@ def test_the_issue_a_branch_is_for(capsys, fork_repo: Path) -> None:
         git("switch", "-q", "main", cwd=fork_repo)
 
 
-def test_rules_are_tuned_and_switched_off_in_contribkit_toml(capsys, fork_repo: Path) -> None:
+def test_rules_are_tuned_and_switched_off_in_contribkit_toml(
+    capsys: pytest.CaptureFixture[str], fork_repo: Path
+) -> None:
     path = write(fork_repo, "Fixed a thing that is fifty characters long, or so.\n")
     code, out = run(capsys, path)
     assert rule_ids(out) == ["CK102", "CK105"]
@@ -283,7 +295,7 @@ def test_rules_are_tuned_and_switched_off_in_contribkit_toml(capsys, fork_repo: 
     assert run(capsys, "--disable=CK101", "--disable", "title-not-imperative", path) == (0, "")
 
 
-def test_bad_config_is_a_usage_error(capsys, fork_repo: Path) -> None:
+def test_bad_config_is_a_usage_error(capsys: pytest.CaptureFixture[str], fork_repo: Path) -> None:
     (fork_repo / ".contribkit.toml").write_text('[hooks]\ntitle_style = "fancy"\n')
     code, out = run(capsys, write(fork_repo, "Fix relu\n"))
     assert code == 2
@@ -294,13 +306,13 @@ def test_bad_config_is_a_usage_error(capsys, fork_repo: Path) -> None:
     assert code == 2 and "'hooks.title_max_length' must be a int" in out
 
 
-def test_unknown_rule_names_warn(capsys) -> None:
+def test_unknown_rule_names_warn(capsys: pytest.CaptureFixture[str]) -> None:
     code, out = run(capsys, "--disable", "CK999", str(MESSAGES / "good_verbose.txt"))
     assert code == 0
     assert "contribkit: warning: hooks.disable: no rule named 'CK999' (ignored)" in out
 
 
-def test_missing_message_file_and_bad_usage(capsys) -> None:
+def test_missing_message_file_and_bad_usage(capsys: pytest.CaptureFixture[str]) -> None:
     code, out = run(capsys, "no-such-file")
     assert code == 2 and "cannot read no-such-file" in out
     with pytest.raises(SystemExit) as exc:
@@ -309,7 +321,7 @@ def test_missing_message_file_and_bad_usage(capsys) -> None:
     assert "the following arguments are required: filename" in capsys.readouterr().err
 
 
-def test_help_lists_the_rules(capsys) -> None:
+def test_help_lists_the_rules(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
         main(["--help"])
     assert exc.value.code == 0
@@ -317,7 +329,9 @@ def test_help_lists_the_rules(capsys) -> None:
     assert "CK101 title-too-long" in out and "--strict" in out and "Example:" in out
 
 
-def test_colour_only_when_asked_or_on_a_terminal(capsys, monkeypatch) -> None:
+def test_colour_only_when_asked_or_on_a_terminal(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = str(MESSAGES / "bad_everything.txt")
     assert "\033[" not in run(capsys, path)[1]  # captured output is not a TTY
     assert "\033[1;31mCK101 title-too-long\033[0m" in run(capsys, "--color", "always", path)[1]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,9 @@ from contribkit.hooks import no_debug_leftovers, no_scratch_files, test_conventi
 SOURCES = Path(__file__).parent / "fixtures" / "sources"
 
 
-def run(capsys: pytest.CaptureFixture[str], main, *argv: str) -> tuple[int, str]:  # type: ignore[no-untyped-def]
+def run(
+    capsys: pytest.CaptureFixture[str], main: Callable[[list[str]], int], *argv: str
+) -> tuple[int, str]:
     code = main(list(argv))
     out, err = capsys.readouterr()
     return code, out + err
@@ -38,7 +41,9 @@ def place(fork: Path, fixture: str, rel: str) -> str:
 # --- contribkit-no-debug-leftovers ---------------------------------------------------------
 
 
-def test_debug_leftovers_in_library_code(capsys, fork_repo: Path) -> None:
+def test_debug_leftovers_in_library_code(
+    capsys: pytest.CaptureFixture[str], fork_repo: Path
+) -> None:
     rel = place(fork_repo, "leftovers.py", "torch/nn/leftovers.py")
     code, out = run(capsys, no_debug_leftovers.main, rel)
     assert code == 1
@@ -60,14 +65,18 @@ def test_debug_leftovers_in_library_code(capsys, fork_repo: Path) -> None:
     assert all(line < 20 for _, line, _ in reported(out))
 
 
-def test_debug_env_vars_are_fine_outside_library_code(capsys, fork_repo: Path) -> None:
+def test_debug_env_vars_are_fine_outside_library_code(
+    capsys: pytest.CaptureFixture[str], fork_repo: Path
+) -> None:
     rel = place(fork_repo, "leftovers.py", "test/test_leftovers.py")
     code, out = run(capsys, no_debug_leftovers.main, rel)
     assert code == 1
     assert "CK306" not in out and "CK301" in out
 
 
-def test_clean_files_and_switched_off_rules_pass(capsys, fork_repo: Path) -> None:
+def test_clean_files_and_switched_off_rules_pass(
+    capsys: pytest.CaptureFixture[str], fork_repo: Path
+) -> None:
     rel = place(fork_repo, "leftovers.py", "torch/nn/leftovers.py")
     assert run(capsys, no_debug_leftovers.main, "torch/nn/functional.py") == (0, "")
     code, out = run(
@@ -76,14 +85,18 @@ def test_clean_files_and_switched_off_rules_pass(capsys, fork_repo: Path) -> Non
     assert (code, out) == (0, "")
 
 
-def test_debug_markers_are_configurable(capsys, fork_repo: Path) -> None:
+def test_debug_markers_are_configurable(
+    capsys: pytest.CaptureFixture[str], fork_repo: Path
+) -> None:
     (fork_repo / "torch" / "probe.py").write_text('print("HERE", 1)\nprint("[DEBUG] x")\n')
     (fork_repo / ".contribkit.toml").write_text('[hooks]\ndebug_markers = ["HERE"]\n')
     code, out = run(capsys, no_debug_leftovers.main, "torch/probe.py")
     assert code == 1 and reported(out) == [("torch/probe.py", 1, "CK304")]
 
 
-def test_unparsable_and_missing_files_are_left_to_other_tools(capsys, fork_repo: Path) -> None:
+def test_unparsable_and_missing_files_are_left_to_other_tools(
+    capsys: pytest.CaptureFixture[str], fork_repo: Path
+) -> None:
     (fork_repo / "torch" / "broken.py").write_text("def f(:\n    breakpoint()\n")
     assert run(capsys, no_debug_leftovers.main, "torch/broken.py", "torch/gone.py") == (0, "")
 
@@ -117,7 +130,9 @@ def test_gitignore_style_patterns(path: str, pattern: str, matches: bool) -> Non
     assert matches_ignore_pattern(path, pattern) is matches
 
 
-def test_scratch_and_large_files_are_refused(capsys, fork_repo: Path) -> None:
+def test_scratch_and_large_files_are_refused(
+    capsys: pytest.CaptureFixture[str], fork_repo: Path
+) -> None:
     staged = {
         "repros/issue-12345/repro.py": "print(1)\n",
         ".contribkit/runs/x.json": "{}\n",
@@ -149,7 +164,7 @@ def test_scratch_and_large_files_are_refused(capsys, fork_repo: Path) -> None:
     assert "torch/big.bin: CK402 file-too-large: file is 600 KiB, limit 500 KiB" in out
 
 
-def test_scratch_settings(capsys, fork_repo: Path) -> None:
+def test_scratch_settings(capsys: pytest.CaptureFixture[str], fork_repo: Path) -> None:
     (fork_repo / ".contribkit.toml").write_text(
         'repros_dir = "my-repros"\n[hooks]\nscratch_patterns = ["notes/"]\nmax_file_kb = 1\n'
     )
@@ -170,7 +185,9 @@ def test_scratch_settings(capsys, fork_repo: Path) -> None:
 # --- contribkit-test-conventions --------------------------------------------------------------
 
 
-def test_conventions_of_a_good_and_a_bad_test_file(capsys, fork_repo: Path) -> None:
+def test_conventions_of_a_good_and_a_bad_test_file(
+    capsys: pytest.CaptureFixture[str], fork_repo: Path
+) -> None:
     good = place(fork_repo, "device_tests_good.py", "test/nn/test_relu.py")
     bad = place(fork_repo, "device_tests_bad.py", "test/nn/test_relu_bad.py")
     assert run(capsys, test_conventions.main, good) == (0, "")
@@ -186,7 +203,7 @@ def test_conventions_of_a_good_and_a_bad_test_file(capsys, fork_repo: Path) -> N
     assert "hint: add at module level: instantiate_device_type_tests(TestRelu, globals())" in out
 
 
-def test_missing_owner_and_main(capsys, fork_repo: Path) -> None:
+def test_missing_owner_and_main(capsys: pytest.CaptureFixture[str], fork_repo: Path) -> None:
     (fork_repo / "test" / "test_bare.py").write_text("def test_x():\n    assert True\n")
     code, out = run(capsys, test_conventions.main, "test/test_bare.py")
     assert code == 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,9 @@ from contribkit.hooks import branch_name, lintrunner, pr_scope, tests_required
 from tests.conftest import commit_files, git
 
 
-def run(capsys: pytest.CaptureFixture[str], main, *argv: str) -> tuple[int, str]:  # type: ignore[no-untyped-def]
+def run(
+    capsys: pytest.CaptureFixture[str], main: Callable[[list[str]], int], *argv: str
+) -> tuple[int, str]:
     code = main(list(argv))
     out, err = capsys.readouterr()
     return code, out + err
@@ -26,13 +29,15 @@ def rule_ids(output: str) -> list[str]:
 # --- contribkit-branch-name ---------------------------------------------------------------------
 
 
-def test_commits_on_main_are_refused(capsys, fork_repo: Path) -> None:
+def test_commits_on_main_are_refused(capsys: pytest.CaptureFixture[str], fork_repo: Path) -> None:
     code, out = run(capsys, branch_name.main)
     assert code == 1 and rule_ids(out) == ["CK203"]
     assert "'main' is a protected branch" in out and "git switch -c fix/<issue>-<what>" in out
 
 
-def test_pushing_main_to_sync_a_fork_is_fine(capsys, fork_repo: Path, monkeypatch) -> None:
+def test_pushing_main_to_sync_a_fork_is_fine(
+    capsys: pytest.CaptureFixture[str], fork_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("PRE_COMMIT_LOCAL_BRANCH", "refs/heads/main")
     assert run(capsys, branch_name.main) == (0, "")
     # the pushed branch is checked, not the checked-out one
@@ -52,7 +57,9 @@ def test_pushing_main_to_sync_a_fork_is_fine(capsys, fork_repo: Path, monkeypatc
         ("viable/strict", 1, ["CK203"]),
     ],
 )
-def test_branch_names(capsys, fork_repo: Path, branch: str, code: int, ids: list[str]) -> None:
+def test_branch_names(
+    capsys: pytest.CaptureFixture[str], fork_repo: Path, branch: str, code: int, ids: list[str]
+) -> None:
     git("switch", "-q", "-c", branch, cwd=fork_repo)
     got, out = run(capsys, branch_name.main)
     assert (got, rule_ids(out)) == (code, ids)
@@ -60,7 +67,9 @@ def test_branch_names(capsys, fork_repo: Path, branch: str, code: int, ids: list
         assert "CK202 branch-no-issue" in out and "1 warning" in out
 
 
-def test_branch_pattern_is_configurable(capsys, fork_repo: Path) -> None:
+def test_branch_pattern_is_configurable(
+    capsys: pytest.CaptureFixture[str], fork_repo: Path
+) -> None:
     (fork_repo / ".contribkit.toml").write_text('[hooks]\nbranch_pattern = "^me/"\n')
     assert run(capsys, branch_name.main, "--branch", "me/12345-x") == (0, "")
     (fork_repo / ".contribkit.toml").write_text('[hooks]\nbranch_pattern = "^(me/"\n')
@@ -68,7 +77,7 @@ def test_branch_pattern_is_configurable(capsys, fork_repo: Path) -> None:
     assert code == 2 and "hooks.branch_pattern is not a valid regular expression" in out
 
 
-def test_detached_head_is_not_checked(capsys, fork_repo: Path) -> None:
+def test_detached_head_is_not_checked(capsys: pytest.CaptureFixture[str], fork_repo: Path) -> None:
     git("checkout", "-q", "--detach", cwd=fork_repo)
     assert run(capsys, branch_name.main) == (0, "")
 
@@ -82,7 +91,9 @@ def topic_branch(fork_repo: Path) -> Path:
     return fork_repo
 
 
-def test_source_change_without_test_is_refused(capsys, topic_branch: Path) -> None:
+def test_source_change_without_test_is_refused(
+    capsys: pytest.CaptureFixture[str], topic_branch: Path
+) -> None:
     commit_files(
         topic_branch, {"torch/nn/functional.py": "def relu(x):\n    return max(x, 0)\n"}, "Fix relu"
     )
@@ -101,12 +112,16 @@ def test_source_change_without_test_is_refused(capsys, topic_branch: Path) -> No
         ({"docs/source/index.rst": "Docs\n"}, "Fix the docs"),
     ],
 )
-def test_accepted_changes(capsys, topic_branch: Path, files: dict[str, str], message: str) -> None:
+def test_accepted_changes(
+    capsys: pytest.CaptureFixture[str], topic_branch: Path, files: dict[str, str], message: str
+) -> None:
     commit_files(topic_branch, files, message)
     assert run(capsys, tests_required.main, "--from-ref", "main") == (0, "")
 
 
-def test_range_from_pre_commit_and_from_upstream(capsys, topic_branch: Path, monkeypatch) -> None:
+def test_range_from_pre_commit_and_from_upstream(
+    capsys: pytest.CaptureFixture[str], topic_branch: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     base = git("rev-parse", "HEAD", cwd=topic_branch)
     git("branch", "-q", "-m", "main", "old-main", cwd=topic_branch)  # no base branch anywhere
     commit_files(
@@ -124,7 +139,9 @@ def test_range_from_pre_commit_and_from_upstream(capsys, topic_branch: Path, mon
     assert rule_ids(run(capsys, tests_required.main)[1]) == ["CK601"]
 
 
-def test_a_fix_pushed_after_its_tests_passes(capsys, topic_branch: Path, monkeypatch) -> None:
+def test_a_fix_pushed_after_its_tests_passes(
+    capsys: pytest.CaptureFixture[str], topic_branch: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     commit_files(topic_branch, {"test/test_nn.py": "# a test for relu\n"}, "Add a test for relu")
     pushed_before = git("rev-parse", "HEAD", cwd=topic_branch)
     commit_files(topic_branch, {"torch/nn/functional.py": "x = 1\n"}, "Fix relu")
@@ -133,7 +150,9 @@ def test_a_fix_pushed_after_its_tests_passes(capsys, topic_branch: Path, monkeyp
     assert run(capsys, tests_required.main) == (0, "")
 
 
-def test_source_and_test_globs_are_configurable(capsys, topic_branch: Path) -> None:
+def test_source_and_test_globs_are_configurable(
+    capsys: pytest.CaptureFixture[str], topic_branch: Path
+) -> None:
     (topic_branch / ".contribkit.toml").write_text(
         '[hooks]\nsource_globs = ["docs/**"]\ntest_globs = ["docs/tests/**"]\n'
     )
@@ -145,7 +164,9 @@ def test_source_and_test_globs_are_configurable(capsys, topic_branch: Path) -> N
 # --- contribkit-pr-scope -------------------------------------------------------------------------
 
 
-def test_pr_scope_warns_but_never_fails(capsys, topic_branch: Path) -> None:
+def test_pr_scope_warns_but_never_fails(
+    capsys: pytest.CaptureFixture[str], topic_branch: Path
+) -> None:
     commit_files(topic_branch, {"torch/a.py": "x = 1\n", "test/test_a.py": "y = 2\n"}, "Fix a")
     assert run(capsys, pr_scope.main, "--from-ref", "main") == (0, "")
     big = "\n".join(f"line {i}" for i in range(600)) + "\n"
@@ -189,12 +210,14 @@ def lint_env(fork_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     return bin_dir
 
 
-def test_lintrunner_does_nothing_without_lintrunner_toml(capsys, lint_env: Path) -> None:
+def test_lintrunner_does_nothing_without_lintrunner_toml(
+    capsys: pytest.CaptureFixture[str], lint_env: Path
+) -> None:
     assert run(capsys, lintrunner.main, "torch/nn/functional.py") == (0, "")
 
 
 def test_lintrunner_missing_uninitialised_failing_and_passing(
-    capsys, fork_repo: Path, lint_env: Path, tmp_path: Path
+    capsys: pytest.CaptureFixture[str], fork_repo: Path, lint_env: Path, tmp_path: Path
 ) -> None:
     (fork_repo / ".lintrunner.toml").write_text("[[linter]]\ncode = 'FLAKE8'\n")
     code, out = run(capsys, lintrunner.main, "torch/nn/functional.py")

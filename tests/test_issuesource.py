@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from contribkit.core.config import load_settings
+from contribkit.core.config import Settings, load_settings
 from contribkit.core.errors import AuthRequired, BadInput, CheckFailed
-from contribkit.github.auth import resolve_token
+from contribkit.github.auth import Token, resolve_token
 from contribkit.github.client import GitHubUnavailable
 from contribkit.github.sources import fetch_issue, load_issue_file, parse_issue_ref
 from contribkit.issue.parse import parse_issue
@@ -20,11 +20,11 @@ from tests.fakegithub import FakeGitHub
 REPO = "pytorch/pytorch"
 
 
-def settings(fake: FakeGitHub):  # type: ignore[no-untyped-def]
+def settings(fake: FakeGitHub) -> Settings:
     return load_settings({"github_url": fake.url})
 
 
-def anon(fake: FakeGitHub):  # type: ignore[no-untyped-def]
+def anon(fake: FakeGitHub) -> Token:
     return resolve_token(fake.url, use_gh=False)
 
 

@@ -6,6 +6,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from contribkit.core.proc import is_secret, run_child, scrubbed_env
 from tests.runhelpers import alive
 
@@ -36,7 +38,7 @@ def test_scrubbed_env_removes_documented_secrets() -> None:
     assert is_secret("gh_token")
 
 
-def test_child_sees_no_token(monkeypatch) -> None:
+def test_child_sees_no_token(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GH_TOKEN", "ghp_supersecret")
     result = run_child(
         [sys.executable, "-c", "import os; print(sorted(os.environ))"], env=scrubbed_env()

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from contribkit.target.reprolib import VERDICT_PREFIX
+from tests.conftest import Ck
 from tests.runhelpers import cells, run_json, wait_dead, write
 
 GPU_PROBE = {
@@ -84,7 +85,7 @@ def gpu_host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     return {"python": str(python), "calls": str(calls)}
 
 
-def test_cuda_legs_run_on_the_host(ck, fork_repo: Path, gpu_host: dict[str, str]) -> None:
+def test_cuda_legs_run_on_the_host(ck: Ck, fork_repo: Path, gpu_host: dict[str, str]) -> None:
     for name in ("a", "b"):
         write(
             fork_repo,
@@ -132,7 +133,7 @@ def test_cuda_legs_run_on_the_host(ck, fork_repo: Path, gpu_host: dict[str, str]
 
 @pytest.mark.slow
 def test_cuda_legs_are_serialised_per_gpu(
-    ck, fork_repo: Path, gpu_host: dict[str, str], tmp_path: Path
+    ck: Ck, fork_repo: Path, gpu_host: dict[str, str], tmp_path: Path
 ) -> None:
     """With one GPU, two CUDA legs never overlap, even with -j 2 (CPU legs would)."""
     marks = tmp_path / "marks"
@@ -177,7 +178,7 @@ def test_cuda_legs_are_serialised_per_gpu(
 
 @pytest.mark.slow
 def test_test_file_on_the_host_brings_back_its_junit(
-    ck, fork_repo: Path, gpu_host: dict[str, str]
+    ck: Ck, fork_repo: Path, gpu_host: dict[str, str]
 ) -> None:
     write(fork_repo, "test/test_host.py", "def test_on_host():\n    assert True\n")
     write(
@@ -228,7 +229,7 @@ def test_test_file_on_the_host_brings_back_its_junit(
     ],
 )
 def test_a_malformed_result_line_is_an_error_cell(
-    ck, fork_repo: Path, gpu_host: dict[str, str], line: str, why: str
+    ck: Ck, fork_repo: Path, gpu_host: dict[str, str], line: str, why: str
 ) -> None:
     write(fork_repo, "repros/a/repro.py", f"print('{VERDICT_PREFIX} NOT_REPRODUCED x')\n")
     code, record = run_json(
@@ -248,7 +249,7 @@ def test_a_malformed_result_line_is_an_error_cell(
     assert why in cell["detail"]
 
 
-def test_unreachable_host_is_bad_input(ck, fork_repo: Path, gpu_host: dict[str, str]) -> None:
+def test_unreachable_host_is_bad_input(ck: Ck, fork_repo: Path, gpu_host: dict[str, str]) -> None:
     write(fork_repo, "repros/a/repro.py", f"print('{VERDICT_PREFIX} NOT_REPRODUCED x')\n")
     proc = ck("run", "repros/a", "--cuda-host", "unreachable")
     assert proc.returncode == 2

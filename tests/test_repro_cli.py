@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import RunCli
 from tests.fakegithub import FakeGitHub
 
 CRASH_BODY = """### 🐛 Describe the bug
@@ -43,7 +45,7 @@ def one_line_error(proc: subprocess.CompletedProcess[str], code: int, needle: st
     assert "Traceback" not in proc.stderr
 
 
-def test_fetch_write_and_run(run_cli, fork_repo: Path, fake_github: FakeGitHub) -> None:
+def test_fetch_write_and_run(run_cli: RunCli, fork_repo: Path, fake_github: FakeGitHub) -> None:
     fake_github.add_issue(
         "pytorch/pytorch",
         321,
@@ -102,7 +104,7 @@ def test_fetch_write_and_run(run_cli, fork_repo: Path, fake_github: FakeGitHub) 
     assert offline.returncode == 0 and offline.stdout.startswith("#!/usr/bin/env python3")
 
 
-def test_from_stdin_and_example(run_cli, tmp_path: Path) -> None:
+def test_from_stdin_and_example(run_cli: RunCli, tmp_path: Path) -> None:
     proc = run_cli(
         "repro",
         "--from-file",
@@ -120,13 +122,13 @@ def test_from_stdin_and_example(run_cli, tmp_path: Path) -> None:
     assert example.returncode == 0 and "contribkit/example#4242" in example.stdout
 
 
-def test_dry_run_writes_nothing(run_cli, tmp_path: Path) -> None:
+def test_dry_run_writes_nothing(run_cli: RunCli, tmp_path: Path) -> None:
     proc = run_cli("repro", "--example", "--dry-run", cwd=tmp_path)
     assert proc.returncode == 0 and "would write" in proc.stdout
     assert not (tmp_path / "repros").exists()
 
 
-def test_no_code_issue_says_incomplete(run_cli, tmp_path: Path) -> None:
+def test_no_code_issue_says_incomplete(run_cli: RunCli, tmp_path: Path) -> None:
     proc = run_cli(
         "repro",
         "--from-file",
@@ -163,20 +165,26 @@ def test_no_code_issue_says_incomplete(run_cli, tmp_path: Path) -> None:
     ],
 )
 def test_bad_input_one_line(
-    run_cli, tmp_path: Path, fake_github: FakeGitHub, setup, args, code, needle
-) -> None:  # type: ignore[no-untyped-def]
+    run_cli: RunCli,
+    tmp_path: Path,
+    fake_github: FakeGitHub,
+    setup: Callable[[FakeGitHub], object],
+    args: list[str],
+    code: int,
+    needle: str,
+) -> None:
     setup(fake_github)
     proc = run_cli("repro", *args, "--github-url", fake_github.url, cwd=tmp_path)
     one_line_error(proc, code, needle)
     assert not (tmp_path / "repros").exists()
 
 
-def test_network_down_without_cache(run_cli, tmp_path: Path) -> None:
+def test_network_down_without_cache(run_cli: RunCli, tmp_path: Path) -> None:
     proc = run_cli("repro", "5", "--github-url", "http://127.0.0.1:9", cwd=tmp_path)
     one_line_error(proc, 1, "cannot reach GitHub")
 
 
-def test_empty_input_is_bad_input(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_empty_input_is_bad_input(run_cli: RunCli, tmp_path: Path) -> None:
     empty = tmp_path / "empty.md"
     empty.write_text("\n  \n")
     one_line_error(run_cli("repro", "--from-file", str(empty), cwd=tmp_path), 2, "is empty")
@@ -186,7 +194,7 @@ def test_empty_input_is_bad_input(run_cli, tmp_path: Path) -> None:  # type: ign
     assert not (tmp_path / "repros").exists()
 
 
-def test_bad_files(run_cli, tmp_path: Path) -> None:
+def test_bad_files(run_cli: RunCli, tmp_path: Path) -> None:
     latin = tmp_path / "latin.md"
     latin.write_bytes(b"caf\xe9 au lait\n")
     one_line_error(run_cli("repro", "--from-file", str(latin), cwd=tmp_path), 2, "not UTF-8")
@@ -195,7 +203,7 @@ def test_bad_files(run_cli, tmp_path: Path) -> None:
     )
 
 
-def test_cached_render_never_mixes_up_issues(run_cli, tmp_path: Path) -> None:
+def test_cached_render_never_mixes_up_issues(run_cli: RunCli, tmp_path: Path) -> None:
     """The render cache is keyed by the whole issue: same text, different identity or labels."""
     for number, labels in ((31, ["bug"]), (32, ["bug"]), (32, ["bug", "triaged"])):
         saved = tmp_path / f"{number}-{len(labels)}.json"
@@ -218,7 +226,7 @@ def test_cached_render_never_mixes_up_issues(run_cli, tmp_path: Path) -> None:
         assert f'issue="o/r#{number}"' in (out / "repro.py").read_text()
 
 
-def test_output_inside_the_repo_hides_only_what_it_wrote(run_cli, fork_repo: Path) -> None:  # type: ignore[no-untyped-def]
+def test_output_inside_the_repo_hides_only_what_it_wrote(run_cli: RunCli, fork_repo: Path) -> None:
     """`-o` into a tracked folder excludes the written files, never the folder: a new test
     beside them must still show in `git status`."""
     assert run_cli("repro", "--example", "-o", "test/scratch", cwd=fork_repo).returncode == 0
@@ -242,5 +250,7 @@ def test_output_inside_the_repo_hides_only_what_it_wrote(run_cli, fork_repo: Pat
     ("output", "needle"),
     [("/dev/null/x", "Not a directory: /dev/null/x"), ("/proc/x", "/proc/x")],
 )
-def test_unwritable_output_is_bad_input(run_cli, tmp_path: Path, output: str, needle: str) -> None:  # type: ignore[no-untyped-def]
+def test_unwritable_output_is_bad_input(
+    run_cli: RunCli, tmp_path: Path, output: str, needle: str
+) -> None:
     one_line_error(run_cli("repro", "--example", "-o", output, cwd=tmp_path), 2, needle)

@@ -18,7 +18,7 @@ from contribkit.core.config import load_settings
 from contribkit.core.verdict import parse_verdict
 from contribkit.run.runner import default_paths, generic_test_name, gpu_ids
 from contribkit.target.reprolib import VERDICT_PREFIX
-from tests.conftest import git
+from tests.conftest import Ck, git
 from tests.runhelpers import alive, cells, run_json, wait_dead, write
 
 # A repro written by hand that keeps DESIGN.md's verdict contract (as `contribkit repro` output does).
@@ -94,7 +94,7 @@ def script(text: str) -> str:
 
 # -- repros -----------------------------------------------------------------------------------
 @pytest.mark.slow
-def test_repro_reproduced_and_fixed_with_cuda_not_available(ck, fork_repo: Path) -> None:
+def test_repro_reproduced_and_fixed_with_cuda_not_available(ck: Ck, fork_repo: Path) -> None:
     write(fork_repo, "repros/issue-4242/repro.py", repro(BUGGY))
     write(fork_repo, "repros/issue-4243/repro.py", repro(FIXED))
     code, record = run_json(ck, "repros/issue-4242", "repros/issue-4243", "-j", "2")
@@ -120,7 +120,7 @@ def test_repro_reproduced_and_fixed_with_cuda_not_available(ck, fork_repo: Path)
     assert code == 0 and confirmed["ok"] and confirmed["expect"] == "reproduced"
 
 
-def test_verdict_contract_is_enforced(ck, fork_repo: Path) -> None:
+def test_verdict_contract_is_enforced(ck: Ck, fork_repo: Path) -> None:
     write(fork_repo, "repros/silent/repro.py", "print('no verdict here')\n")
     write(
         fork_repo,
@@ -163,7 +163,7 @@ def test_parse_verdict_reads_only_the_last_line() -> None:
 
 # -- test files -------------------------------------------------------------------------------
 @pytest.mark.slow
-def test_device_generic_test_file_counts_from_junit(ck, fork_repo: Path) -> None:
+def test_device_generic_test_file_counts_from_junit(ck: Ck, fork_repo: Path) -> None:
     write(fork_repo, "test/test_clamp_sign.py", DEVICE_TEST.format(total="4.0"))
     write(fork_repo, "test/test_clamp_broken.py", DEVICE_TEST.format(total="5.0"))
     write(fork_repo, "test/test_plain.py", "def test_plain():\n    assert 1 + 1 == 2\n")
@@ -206,7 +206,7 @@ def test_device_generic_test_file_counts_from_junit(ck, fork_repo: Path) -> None
     assert test_rows == [["TestClampSign.test_sum", "FAIL", "-"]]  # only the failing test
 
 
-def test_files_whose_names_slug_alike_keep_their_own_logs(ck, fork_repo: Path) -> None:
+def test_files_whose_names_slug_alike_keep_their_own_logs(ck: Ck, fork_repo: Path) -> None:
     write(fork_repo, "test/test_x/test_y.py", "def test_nested_ok():\n    pass\n")
     write(fork_repo, "test/test_x_test_y.py", "def test_flat_bad():\n    assert False\n")
     code, record = run_json(
@@ -227,7 +227,7 @@ def test_files_whose_names_slug_alike_keep_their_own_logs(ck, fork_repo: Path) -
     assert "1 failed" in (fork_repo / flat["log_path"]).read_text()
 
 
-def test_a_file_that_runs_no_test_is_not_green(ck, fork_repo: Path) -> None:
+def test_a_file_that_runs_no_test_is_not_green(ck: Ck, fork_repo: Path) -> None:
     write(fork_repo, "test/test_plain.py", "def test_plain():\n    pass\n")
     write(
         fork_repo,
@@ -260,7 +260,7 @@ def test_generic_test_name() -> None:
 
 # -- isolation and safety ---------------------------------------------------------------------
 @pytest.mark.slow
-def test_timeout_kills_the_process_group(ck, fork_repo: Path, tmp_path: Path) -> None:
+def test_timeout_kills_the_process_group(ck: Ck, fork_repo: Path, tmp_path: Path) -> None:
     pidfile = tmp_path / "grandchild.pid"
     write(
         fork_repo,
@@ -378,7 +378,7 @@ def standin_gpu(tmp_path: Path) -> Path:
     return stub
 
 
-def test_legs_and_probes_see_no_secret(ck, fork_repo: Path, standin_gpu: Path) -> None:
+def test_legs_and_probes_see_no_secret(ck: Ck, fork_repo: Path, standin_gpu: Path) -> None:
     write(
         fork_repo,
         "repros/env/repro.py",
@@ -414,7 +414,7 @@ def test_legs_and_probes_see_no_secret(ck, fork_repo: Path, standin_gpu: Path) -
             assert value not in log and value not in record_text
 
 
-def test_cpu_legs_run_in_parallel_up_to_jobs(ck, fork_repo: Path, tmp_path: Path) -> None:
+def test_cpu_legs_run_in_parallel_up_to_jobs(ck: Ck, fork_repo: Path, tmp_path: Path) -> None:
     marks = tmp_path / "marks"
     marks.mkdir()
     for name in ("a", "b"):
@@ -436,7 +436,7 @@ def test_cpu_legs_run_in_parallel_up_to_jobs(ck, fork_repo: Path, tmp_path: Path
 
 
 # -- the matrix -------------------------------------------------------------------------------
-def test_all_skipped_is_a_failure_and_require_fails_not_available(ck, fork_repo: Path) -> None:
+def test_all_skipped_is_a_failure_and_require_fails_not_available(ck: Ck, fork_repo: Path) -> None:
     folder = fork_repo / "repros/issue-7"
     write(fork_repo, "repros/issue-7/repro.py", script('print("PREFIX NOT_REPRODUCED fine")\n'))
     (folder / "meta.json").write_text(json.dumps({"number": 7, "devices_needed": ["cuda"]}))
@@ -458,7 +458,7 @@ def test_all_skipped_is_a_failure_and_require_fails_not_available(ck, fork_repo:
 
 
 @pytest.mark.slow
-def test_two_interpreters_give_two_column_groups(ck, fork_repo: Path, tmp_path: Path) -> None:
+def test_two_interpreters_give_two_column_groups(ck: Ck, fork_repo: Path, tmp_path: Path) -> None:
     """A second venv with a stand-in torch, and a third without torch at all."""
     standin = tmp_path / "standin"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(standin)], check=True)
@@ -524,7 +524,7 @@ def test_two_interpreters_give_two_column_groups(ck, fork_repo: Path, tmp_path: 
     assert "torch 2.99.0+standin)" in table
 
 
-def test_junit_report_and_last(ck, fork_repo: Path, tmp_path: Path) -> None:
+def test_junit_report_and_last(ck: Ck, fork_repo: Path, tmp_path: Path) -> None:
     write(fork_repo, "repros/ok/repro.py", script('print("PREFIX NOT_REPRODUCED fine")\n'))
     report = tmp_path / "matrix.xml"
     code, record = run_json(ck, "repros/ok", "--junit", str(report))
@@ -543,7 +543,9 @@ def test_junit_report_and_last(ck, fork_repo: Path, tmp_path: Path) -> None:
     assert "note: the working tree changed since this record" in shown.stdout
 
 
-def test_junit_destination_is_checked_before_running(ck, fork_repo: Path, tmp_path: Path) -> None:
+def test_junit_destination_is_checked_before_running(
+    ck: Ck, fork_repo: Path, tmp_path: Path
+) -> None:
     write(fork_repo, "repros/ok/repro.py", script('print("PREFIX NOT_REPRODUCED fine")\n'))
     not_a_folder = write(tmp_path, "report.txt", "")
     proc = ck("run", "repros/ok", "--junit", str(not_a_folder / "matrix.xml"))
@@ -577,7 +579,7 @@ def test_default_paths_follow_the_branch(fork_repo: Path) -> None:
 
 
 @pytest.mark.slow
-def test_nothing_to_run_and_bad_input(ck, fork_repo: Path, tmp_path: Path) -> None:
+def test_nothing_to_run_and_bad_input(ck: Ck, fork_repo: Path, tmp_path: Path) -> None:
     not_executable = write(tmp_path, "plain/python", "#!/bin/sh\n")
     no_interpreter_line = write(tmp_path, "garbage/python", "garbage\n")
     no_interpreter_line.chmod(0o755)
@@ -624,7 +626,7 @@ def test_gpu_ids_honour_an_existing_mask() -> None:
 
 
 def test_cuda_legs_stay_inside_the_users_mask(
-    ck, fork_repo: Path, standin_gpu: Path, monkeypatch: pytest.MonkeyPatch
+    ck: Ck, fork_repo: Path, standin_gpu: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     write(

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from contribkit.target.reprolib import VERDICT_PREFIX
-from tests.conftest import git
+from tests.conftest import Ck, git
 from tests.fakegithub import FakeGitHub
 from tests.runhelpers import write
 
@@ -83,7 +83,7 @@ def commit_fix(root: Path, text: str = "def relu(x):\n    return x.clamp(min=0)\
 
 
 @pytest.fixture
-def green(ck, fork_repo: Path) -> Path:  # type: ignore[no-untyped-def]
+def green(ck: Ck, fork_repo: Path) -> Path:
     """A fix branch with a green run record for HEAD, pushed (its remote-tracking ref is HEAD)."""
     git("switch", "-q", "-c", BRANCH, cwd=fork_repo)
     commit_fix(fork_repo)
@@ -102,7 +102,7 @@ def refused(proc: Any, code: int, needle: str) -> None:
 
 
 # -- the gate ---------------------------------------------------------------------------------
-def test_dry_run_passes_the_gate_and_prints_the_gh_command(ck, green: Path, gh: Path) -> None:
+def test_dry_run_passes_the_gate_and_prints_the_gh_command(ck: Ck, green: Path, gh: Path) -> None:
     proc = ck("submit", "--dry-run", "--draft", "--label", "module: nn", "--reviewer", "albanD")
     assert proc.returncode == 0, proc.stderr
     head = git("rev-parse", "--short=7", "HEAD", cwd=green)
@@ -133,7 +133,7 @@ def test_dry_run_passes_the_gate_and_prints_the_gh_command(ck, green: Path, gh: 
     assert as_json["pull_request"]["head"] == f"contributor:{BRANCH}"
 
 
-def test_gate_refuses_a_stale_record(ck, green: Path, gh: Path) -> None:
+def test_gate_refuses_a_stale_record(ck: Ck, green: Path, gh: Path) -> None:
     recorded = git("rev-parse", "--short=7", "HEAD", cwd=green)
     commit_fix(green, "def relu(x):\n    return x.clamp(min=0.0)\n")
     now = git("rev-parse", "--short=7", "HEAD", cwd=green)
@@ -144,7 +144,7 @@ def test_gate_refuses_a_stale_record(ck, green: Path, gh: Path) -> None:
     )
 
 
-def test_gate_refuses_a_dirty_tree(ck, green: Path, gh: Path) -> None:
+def test_gate_refuses_a_dirty_tree(ck: Ck, green: Path, gh: Path) -> None:
     write(green, "torch/nn/functional.py", "def relu(x):\n    return x\n")
     refused(
         ck("submit", "--dry-run"),
@@ -155,14 +155,14 @@ def test_gate_refuses_a_dirty_tree(ck, green: Path, gh: Path) -> None:
     refused(ck("submit", "--dry-run"), 1, "the tree has uncommitted changes")
 
 
-def test_gate_refuses_a_record_made_on_a_dirty_tree(ck, green: Path, gh: Path) -> None:
+def test_gate_refuses_a_record_made_on_a_dirty_tree(ck: Ck, green: Path, gh: Path) -> None:
     write(green, "test/notes.txt", "scratch\n")
     assert ck("run").returncode == 0
     (green / "test/notes.txt").unlink()
     refused(ck("submit", "--dry-run"), 1, "the record was made with uncommitted changes")
 
 
-def test_gate_refuses_red_confirming_and_edited_records(ck, green: Path, gh: Path) -> None:
+def test_gate_refuses_red_confirming_and_edited_records(ck: Ck, green: Path, gh: Path) -> None:
     repro = green / "repros/issue-4242/repro.py"
     repro.write_text(FIXED_REPRO.replace("the sign", "the sign!"))  # excluded from git, yet tracked
     refused(ck("submit", "--dry-run"), 1, "repros/issue-4242/repro.py changed since the record")
@@ -180,7 +180,7 @@ def test_gate_refuses_red_confirming_and_edited_records(ck, green: Path, gh: Pat
     )
 
 
-def test_gate_refuses_a_record_that_misses_the_branchs_work(ck, green: Path, gh: Path) -> None:
+def test_gate_refuses_a_record_that_misses_the_branchs_work(ck: Ck, green: Path, gh: Path) -> None:
     write(green, "repros/other/repro.py", FIXED_REPRO)
     assert ck("run", "repros/other").returncode == 0  # green, but about something else
     refused(
@@ -202,7 +202,7 @@ def test_gate_refuses_a_record_that_misses_the_branchs_work(ck, green: Path, gh:
     assert ck("submit", "--dry-run").returncode == 0
 
 
-def test_gate_refuses_a_record_filtered_with_k(ck, green: Path, gh: Path) -> None:
+def test_gate_refuses_a_record_filtered_with_k(ck: Ck, green: Path, gh: Path) -> None:
     """`run -k` ran only some tests: good for iterating, not evidence for a PR."""
     assert ck("run", "-k", "relu").returncode == 0
     refused(
@@ -214,7 +214,9 @@ def test_gate_refuses_a_record_filtered_with_k(ck, green: Path, gh: Path) -> Non
     assert ck("submit", "--dry-run").returncode == 0
 
 
-def test_gate_checks_the_body_with_the_pr_rules(ck, green: Path, gh: Path, tmp_path: Path) -> None:
+def test_gate_checks_the_body_with_the_pr_rules(
+    ck: Ck, green: Path, gh: Path, tmp_path: Path
+) -> None:
     drafted = tmp_path / "body.md"
     proc = ck("pr", "--offline", "-o", str(drafted))
     assert proc.returncode == 0, proc.stderr
@@ -238,11 +240,11 @@ def test_gate_checks_the_body_with_the_pr_rules(ck, green: Path, gh: Path, tmp_p
     assert gh_calls(gh)[-1]["body"] == edited
 
 
-def test_body_file_must_exist(ck, green: Path, gh: Path) -> None:
+def test_body_file_must_exist(ck: Ck, green: Path, gh: Path) -> None:
     refused(ck("submit", "--dry-run", "--body-file", "nope.md"), 2, "nope.md: no such file")
 
 
-def test_bad_input_before_the_gate(ck, fork_repo: Path, gh: Path) -> None:
+def test_bad_input_before_the_gate(ck: Ck, fork_repo: Path, gh: Path) -> None:
     refused(ck("submit", "--dry-run"), 2, "you are on 'main', the base branch")
     git("switch", "-q", "-c", BRANCH, cwd=fork_repo)
     refused(
@@ -259,7 +261,7 @@ def test_bad_input_before_the_gate(ck, fork_repo: Path, gh: Path) -> None:
 
 
 # -- creating the PR --------------------------------------------------------------------------
-def test_gh_pr_create_gets_the_body_file(ck, green: Path, gh: Path) -> None:
+def test_gh_pr_create_gets_the_body_file(ck: Ck, green: Path, gh: Path) -> None:
     proc = ck("submit", "--draft", "-l", "module: nn,triaged", "-r", "albanD", "--base", "main")
     assert proc.returncode == 0, proc.stderr
     assert "opened https://github.com/pytorch/pytorch/pull/170999" in proc.stdout
@@ -276,7 +278,7 @@ def test_gh_pr_create_gets_the_body_file(ck, green: Path, gh: Path) -> None:
     assert again["created"] and again["number"] == 170999 and again["method"] == "gh"
 
 
-def test_gh_failure_is_passed_through(ck, green: Path, gh: Path) -> None:
+def test_gh_failure_is_passed_through(ck: Ck, green: Path, gh: Path) -> None:
     message = f'a pull request for branch "contributor:{BRANCH}" into branch "main" already exists:'
     proc = ck("submit", env={"GH_FAIL": message})
     refused(proc, 1, f"gh pr create failed: {message}")
@@ -289,7 +291,7 @@ def test_gh_failure_is_passed_through(ck, green: Path, gh: Path) -> None:
 
 
 def test_unpushed_branch_is_never_pushed_without_asking(
-    ck, green: Path, gh: Path, tmp_path: Path
+    ck: Ck, green: Path, gh: Path, tmp_path: Path
 ) -> None:
     bare = tmp_path / "fork.git"
     git("update-ref", "-d", f"refs/remotes/origin/{BRANCH}", cwd=green)
@@ -367,7 +369,7 @@ def test_push_prompt_goes_to_stderr_so_json_stays_clean(
 
 
 def test_pygithub_creates_the_pr_when_gh_is_not_logged_in(
-    ck, green: Path, gh: Path, fake_github: FakeGitHub
+    ck: Ck, green: Path, gh: Path, fake_github: FakeGitHub
 ) -> None:
     fake_github.valid_tokens.add(TOKEN)
     # The loopback host counts as an Enterprise host, whose token variable gh names so.
@@ -400,7 +402,7 @@ def test_pygithub_creates_the_pr_when_gh_is_not_logged_in(
     assert TOKEN not in proc.stdout + proc.stderr
 
 
-def test_api_errors_are_one_line(ck, green: Path, gh: Path, fake_github: FakeGitHub) -> None:
+def test_api_errors_are_one_line(ck: Ck, green: Path, gh: Path, fake_github: FakeGitHub) -> None:
     env = {"GH_AUTH_RC": "1", "CONTRIBKIT_GITHUB_URL": fake_github.url}
     no_token = ck("submit", env=env)
     refused(no_token, 4, "opening a pull request needs a GitHub token")

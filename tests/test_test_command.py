@@ -15,11 +15,12 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pytest
 
 from contribkit.conventions.testfiles import check_test_source
+from tests.conftest import RunCli
 from tests.largefile import inserted_lines, large_file
 from tests.reprofixtures import (
     COMPILE_CODE,
@@ -53,10 +54,11 @@ def fork(fork_repo: Path, probe_cache: Path, monkeypatch: pytest.MonkeyPatch) ->
     return fork_repo
 
 
-def ck(run_cli, *args: str) -> dict:  # type: ignore[no-untyped-def, type-arg]
+def ck(run_cli: RunCli, *args: str) -> dict[str, Any]:
     proc = run_cli("test", *args, "--json")
     assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)  # type: ignore[no-any-return]
+    made: dict[str, Any] = json.loads(proc.stdout)
+    return made
 
 
 def run_file(
@@ -112,7 +114,7 @@ if __name__ == "__main__":
 """
 
 
-def test_generated_files_run_green_with_python_and_pytest(fork: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_generated_files_run_green_with_python_and_pytest(fork: Path, run_cli: RunCli) -> None:
     (fork / "test" / "test_nn.py").write_text(NN_FILE)  # as in PyTorch: tests join its classes
     repros = fork / "repros"
     make_repro(repros, 102, WRONG_CODE, title="row_means is wrong", labels=["module: nn"])
@@ -143,7 +145,7 @@ def test_generated_files_run_green_with_python_and_pytest(fork: Path, run_cli) -
         "test/dynamo/test_repros.py": [["--from-repro", "103"]],  # a compile issue, eager
     }
 
-    def in_turn(commands: list[list[str]]) -> list[dict]:  # type: ignore[type-arg]
+    def in_turn(commands: list[list[str]]) -> list[dict[str, Any]]:
         return [ck(run_cli, *args) for args in commands]
 
     made_by_file = dict(
@@ -218,7 +220,7 @@ def test_generated_files_run_green_with_python_and_pytest(fork: Path, run_cli) -
     assert "CUDA::" not in proc.stdout  # no CUDA class on a machine without CUDA
 
 
-def test_crash_regression_fails_while_the_bug_is_simulated(fork: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_crash_regression_fails_while_the_bug_is_simulated(fork: Path, run_cli: RunCli) -> None:
     make_repro(fork / "repros", 101, CRASH_CODE, CRASH_SIGNATURE)
     made = ck(run_cli, "--from-repro", "repros/issue-101")
     assert made["test"] == "test_issue_101_pick_rows_crashes_on_cuda"
@@ -262,7 +264,7 @@ def test_crash_regression_fails_while_the_bug_is_simulated(fork: Path, run_cli) 
     assert run_file(repro, "--device", "cpu").returncode == 0
 
 
-def test_into_a_large_file_changes_no_other_byte(fork: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_into_a_large_file_changes_no_other_byte(fork: Path, run_cli: RunCli) -> None:
     target = fork / "test" / "test_large.py"
     original = large_file().replace("\n", "\r\n", 3)  # a few CRLF lines too: kept as they are
     target.write_bytes(original.encode())
@@ -304,7 +306,7 @@ def test_into_a_large_file_changes_no_other_byte(fork: Path, run_cli) -> None:  
     assert "test_issue_101_pick_rows_crashes_on_cuda (__main__.TestPlain" in proc.stderr
 
 
-def test_refusals_are_one_line_exit_2_and_write_nothing(fork: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_refusals_are_one_line_exit_2_and_write_nothing(fork: Path, run_cli: RunCli) -> None:
     (fork / "repros" / "issue-5").mkdir(parents=True)
     (fork / "test" / "notes.txt").write_text("not python\n")
     (fork / "test" / "test_broken.py").write_text("class TestA(TestCase):\n    def test_a(self:\n")
@@ -383,7 +385,7 @@ def test_refusals_are_one_line_exit_2_and_write_nothing(fork: Path, run_cli) -> 
     assert after == before
 
 
-def test_existing_file_is_never_overwritten(fork: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_existing_file_is_never_overwritten(fork: Path, run_cli: RunCli) -> None:
     proc = run_cli("test", "--name", "x", "--area", "nn", "--path", "test/test_nn.py")
     assert proc.returncode == 2
     assert (
@@ -422,7 +424,7 @@ if __name__ == "__main__":
 """
 
 
-def test_into_keeps_a_bom_and_form_feeds_and_the_file_runs(fork: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_into_keeps_a_bom_and_form_feeds_and_the_file_runs(fork: Path, run_cli: RunCli) -> None:
     target = fork / "test" / "test_old.py"
     target.write_bytes(OLD_FILE.encode("utf-8"))
     made = ck(run_cli, "--name", "new", "--into", "test/test_old.py")
