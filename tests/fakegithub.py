@@ -247,7 +247,7 @@ class FakeGitHub:
             if missing:
                 return self._error(422, "Validation Failed")
             number = 5000 + len(self.pulls) + 1
-            pull = {
+            created: dict[str, Any] = {
                 "id": number,
                 "number": number,
                 "state": "open",
@@ -263,8 +263,8 @@ class FakeGitHub:
                 "base": {"label": body["base"], "ref": body["base"]},
                 "user": {"login": "contributor", "id": 7, "type": "User"},
             }
-            self.pulls.append(pull)
-            return 201, pull, {}
+            self.pulls.append(created)
+            return 201, created, {}
         m = re.fullmatch(r"/(issues|pulls)/(\d+)/(labels|requested_reviewers)", rest)
         if m and req.method == "POST":
             if token is None:

@@ -37,6 +37,13 @@ NEEDS = [
 ]
 
 
+def class_at(tree: ast.Module, index: int) -> ast.ClassDef:
+    """``tree.body[index]``, which the test's source makes a class."""
+    node = tree.body[index]
+    assert isinstance(node, ast.ClassDef)
+    return node
+
+
 def test_indent_block_keeps_string_contents_but_moves_docstrings() -> None:
     code = 'def f():\n    """Doc\n    more."""\n    s = """a\nb"""\n    return s\n'
     out = indent_block(code, "    ")
@@ -116,8 +123,8 @@ def test_insert_keeps_crlf_and_completes_a_missing_final_newline() -> None:
     source = "import torch\r\n\r\nclass TestA(TestCase):\r\n    def test_a(self, device):\r\n        pass"
     tree = parse_file(source, "t.py")
     result, _ = plan_insertion(
-        source, "t.py", tree.body[1], tree, "def test_b(self, device):\n    pass\n", []
-    )  # type: ignore[arg-type]
+        source, "t.py", class_at(tree, 1), tree, "def test_b(self, device):\n    pass\n", []
+    )
     assert result.startswith(source)
     assert result[len(source) :] == "\r\n\r\n    def test_b(self, device):\r\n        pass\r\n"
 
@@ -126,8 +133,8 @@ def test_insert_after_a_class_followed_by_code_keeps_two_blank_lines() -> None:
     source = "class TestA:\n    def test_a(self):\n        pass\nX = 1\n"
     tree = parse_file(source, "t.py")
     result, _ = plan_insertion(
-        source, "t.py", tree.body[0], tree, "def test_b(self):\n    pass\n", []
-    )  # type: ignore[arg-type]
+        source, "t.py", class_at(tree, 0), tree, "def test_b(self):\n    pass\n", []
+    )
     assert (
         result
         == "class TestA:\n    def test_a(self):\n        pass\n\n    def test_b(self):\n        pass\n\n\nX = 1\n"
@@ -138,18 +145,18 @@ def test_imports_already_bound_are_not_added_and_future_imports_refused() -> Non
     source = "try:\n    from torch.testing import make_tensor\nexcept ImportError:\n    pass\nimport torch\n\n\nclass TestA:\n    x = 1\n"
     tree = parse_file(source, "t.py")
     _, added = plan_insertion(
-        source, "t.py", tree.body[2], tree, "def test_b(self):\n    pass\n", NEEDS[:2]
-    )  # type: ignore[arg-type]
+        source, "t.py", class_at(tree, 2), tree, "def test_b(self):\n    pass\n", NEEDS[:2]
+    )
     assert added == []
     with pytest.raises(EditError, match="__future__"):
         plan_insertion(
             source,
             "t.py",
-            tree.body[2],
+            class_at(tree, 2),
             tree,
             "def test_b(self):\n    pass\n",
             [ImportSpec("__future__", "annotations")],
-        )  # type: ignore[arg-type]
+        )
 
 
 def test_syntax_errors_and_class_discovery() -> None:
@@ -174,7 +181,7 @@ def test_lines_end_only_where_python_ends_them() -> None:
         "X = 1\n"
     )
     tree = parse_file(source, "t.py")
-    result, _ = plan_insertion(source, "t.py", tree.body[1], tree, METHOD, [])  # type: ignore[arg-type]
+    result, _ = plan_insertion(source, "t.py", class_at(tree, 1), tree, METHOD, [])
     inserted = inserted_lines(source, result)
     assert inserted[1] == "    @dtypes(torch.float32)\n"
     cls = ast.parse(result).body[1]
@@ -196,10 +203,10 @@ def test_a_body_on_the_class_line_is_refused(header: str) -> None:
     with pytest.raises(
         EditError, match=r"t\.py:\d: the body of TestOne is on its `class` line"
     ) as info:
-        plan_insertion(source, "t.py", tree.body[1], tree, METHOD, [])  # type: ignore[arg-type]
+        plan_insertion(source, "t.py", class_at(tree, 1), tree, METHOD, [])
     assert info.value.hint == "put the body of TestOne on its own indented lines first"
     # A body that starts on a line of its own is fine, whatever follows the colon.
     source = "class TestOne(TestCase):  # one\n    x = 'é'; y = 2\n"
     tree = parse_file(source, "t.py")
-    result, _ = plan_insertion(source, "t.py", tree.body[0], tree, METHOD, [])  # type: ignore[arg-type]
+    result, _ = plan_insertion(source, "t.py", class_at(tree, 0), tree, METHOD, [])
     assert "\n    def test_new(self, device, dtype):\n" in result

@@ -26,16 +26,29 @@ from contribkit.run.record import (
 )
 
 
-def cell(status: str, device: str = "cpu", kind: str = "repro", **kw: object) -> Cell:
+def cell(
+    status: str,
+    device: str = "cpu",
+    kind: str = "repro",
+    *,
+    file: str = "repros/issue-1/repro.py",
+    detail: str = "",
+    exit_code: int | None = None,
+    duration_s: float = 0.0,
+    counts: record_module.TestCounts | None = None,
+) -> Cell:
     made = Cell(
-        file=kw.pop("file", "repros/issue-1/repro.py"),
+        file=file,
         kind=kind,
         device=device,
         interpreter=1,
         status=status,
-        **kw,
-    )  # type: ignore[arg-type]
-    made.required = is_required(made, kw.get("require", ()))  # type: ignore[arg-type]
+        detail=detail,
+        exit_code=exit_code,
+        duration_s=duration_s,
+        counts=counts,
+    )
+    made.required = is_required(made, ())
     return made
 
 

@@ -29,16 +29,22 @@ INDEX_ADD_SIG = Signature(
 )
 
 
-def parsed(code: str, signature: Signature | None = None, **kw: object) -> ParsedIssue:
+def parsed(
+    code: str,
+    signature: Signature | None = None,
+    *,
+    env: ReporterEnv | None = None,
+    expected: str | None = None,
+) -> ParsedIssue:
     return ParsedIssue(
         code=code,
         code_source="body" if code else "",
         blocks=[],
         signatures=[signature] if signature else [],
-        env=kw.pop("env", None),  # type: ignore[arg-type]
-        expected=kw.pop("expected", None),
+        env=env,
+        expected=expected,
         actual=None,
-    )  # type: ignore[arg-type]
+    )
 
 
 def generate(
@@ -46,7 +52,9 @@ def generate(
     code: str,
     signature: Signature | None = None,
     title: str = "A bug",
-    **kw: object,
+    *,
+    env: ReporterEnv | None = None,
+    expected: str | None = None,
 ) -> Path:
     issue = Issue(
         title=title,
@@ -55,7 +63,7 @@ def generate(
         repo="pytorch/pytorch",
         url="https://github.com/pytorch/pytorch/issues/123",
     )
-    plan = plan_repro(issue, parsed(code, signature, **kw))
+    plan = plan_repro(issue, parsed(code, signature, env=env, expected=expected))
     write_outputs(plan.output_files(tmp_path / "issue-123"))
     return tmp_path / "issue-123" / "repro.py"
 

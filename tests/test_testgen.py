@@ -366,7 +366,9 @@ def test_issue_titles_stay_data(tmp_path_factory: pytest.TempPathFactory, title:
     folder = make_repro(tmp_path_factory.mktemp("r"), 109, CRASH_CODE, CRASH_SIGNATURE, title=title)
     spec = repro_spec(read_repro(folder))
     tree = ast.parse("class T:\n" + indent_block(spec.method, "    "))
-    doc = ast.get_docstring(tree.body[0].body[0]) or ""  # type: ignore[attr-defined, arg-type]
+    cls = tree.body[0]
+    assert isinstance(cls, ast.ClassDef) and isinstance(cls.body[0], ast.FunctionDef)
+    doc = ast.get_docstring(cls.body[0]) or ""
     assert one_line(title) in doc
 
 
