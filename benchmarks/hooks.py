@@ -126,17 +126,16 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(tmp) / "fork"
         files = make_repo(repo, args.files)
-        kw = {"cwd": repo}
         message = [".git/COMMIT_EDITMSG"]
-        base = median_wall([sys.executable, "-c", "pass"], args.runs, **kw)
-        ours = median_wall([commit_msg, *message], args.runs, **kw)
+        base = median_wall([sys.executable, "-c", "pass"], args.runs, cwd=repo)
+        ours = median_wall([commit_msg, *message], args.runs, cwd=repo)
         rows: list[tuple[str, float, str, float | None, float | None]] = [
             ("python -c pass", base, "", None, None),
             ("contribkit-commit-msg", ours, "python", ours / base, None),
         ]
         baseline = find("conventional-pre-commit")
         if baseline:
-            theirs = median_wall([baseline, *message], args.runs, **kw)
+            theirs = median_wall([baseline, *message], args.runs, cwd=repo)
             rows.append(("conventional-pre-commit", theirs, "python", theirs / base, None))
             rows.append(
                 (
@@ -167,7 +166,7 @@ def main() -> int:
             if check.returncode != 0:
                 print(f"{hook_id} failed on the generated files:\n{check.stdout}{check.stderr}")
                 return 1
-            elapsed = median_wall(cmd, runs, **kw)
+            elapsed = median_wall(cmd, runs, cwd=repo)
             total += elapsed
             stage_rows.append((f"{hook_id} ({len(argv)} files)", elapsed, "", None, None))
         stage_rows.append(("all pre-commit-stage hooks", total, "1 s", total / 1.0, 1.0))

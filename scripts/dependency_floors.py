@@ -11,7 +11,10 @@ import re
 import sys
 from pathlib import Path
 
-import tomllib
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # tomli is a dependency on 3.10, as in contribkit.core.config
+    import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
 
 ROOT = Path(__file__).resolve().parent.parent
 _REQUIREMENT = re.compile(

@@ -23,7 +23,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--python", default=sys.executable, help="interpreter with torch")
     args = parser.parse_args()
-    raw = run_probe(args.python, probe_source("torch_logs.py"))
+    raw = run_probe(args.python, probe_source("torch_logs.py"), scrub=())
     if not raw.get("torch"):
         print(f"torch is not importable by {args.python}: {raw.get('error')}", file=sys.stderr)
         return 1
