@@ -284,7 +284,7 @@ def test_issue_contrasting_cpu_and_cuda_is_not_rewritten(tmp_path: Path) -> None
     parsed_issue = parse_issue(issue)
     assert parsed_issue.contrasts_devices
     plan = plan_repro(issue, parsed_issue)
-    assert plan.summary["devices_needed"] == ["cuda"] and not plan.summary["device_rewrite"]
+    assert plan.summary.devices_needed == ["cuda"] and not plan.summary.device_rewrite
     assert "contrasts CPU with CUDA" in plan.files["repro.py"]
     same = parse_issue(Issue(title="t", body="The error is the same on CPU and GPU.\n"))
     assert not same.contrasts_devices

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import asdict
 from pathlib import Path
 
 import click
@@ -142,7 +143,7 @@ def repro(
         name = f"issue-{re.sub(r'[^A-Za-z0-9_.-]+', '-', stem).strip('-.') or 'saved'}"
     out_dir = output or default_out_dir(ws, name)
     plan = plan_for(item, JsonCache(cache_root(ws.settings), "renders"))
-    warnings = [*fetched.warnings, *plan.summary["warnings"]]
+    warnings = [*fetched.warnings, *plan.summary.warnings]
     if to_stdout:
         click.echo(plan.files["repro.py"], nl=False)
         for message in warnings:
@@ -156,7 +157,7 @@ def repro(
     here = Path.cwd().resolve()
     shown = os.path.relpath(out_dir) if out_dir.resolve().is_relative_to(here) else str(out_dir)
     summary = {
-        **plan.summary,
+        **asdict(plan.summary),
         "warnings": warnings,
         "source": fetched.origin,
         "dir": str(out_dir),

@@ -1,0 +1,218 @@
+"""What a repro is made of, decided once: :func:`build_spec` turns a parsed issue into a
+:class:`ReproSpec`, which the renderers (``repro.py``, ``meta.json``, the summary) only read.
+
+The issue's code is analysed and (when safe) device-rewritten here, but never executed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from contribkit.issue.model import Issue, ParsedIssue, Signature
+from contribkit.repro.codefacts import DEVICE_NAME, CodeFacts, Comparison, analyse, apply_edits
+
+_ALLCLOSE_DEFAULTS = {"rtol": "1e-05", "atol": "1e-08"}
+KIND_TEXTS = {
+    "crash": "crash (REPRODUCED when the code raises the signature below)",
+    "wrong-result": "wrong result (REPRODUCED when check() fails)",
+}
+
+
+@dataclass
+class ReproCode:
+    """The issue's code as ``repro.py`` holds it."""
+
+    text: str  # the code (device-rewritten when safe), the code marked where it breaks, or a note
+    facts: CodeFacts
+    runs: bool  # there is code and it parses
+    rewrite: bool  # its CUDA uses were rewritten to --device
+    requires_cuda: bool
+    incomplete: str | None  # what the user must do before the script can give a verdict
+    notes: list[str] = field(default_factory=list)  # for the script's header, in order
+
+
+@dataclass
+class ReproSpec:
+    """Everything the repro's files are rendered from."""
+
+    issue: Issue
+    parsed: ParsedIssue
+    code: ReproCode
+    check: str  # "none" (the signature decides), "compare" (the issue's comparison) or "fill"
+    kind: str  # "crash", "wrong-result" or "unknown"
+    digest: str  # input_hash of the issue
+
+    @property
+    def signature(self) -> Signature | None:
+        return self.parsed.signature
+
+    @property
+    def facts(self) -> CodeFacts:
+        return self.code.facts
+
+    @property
+    def kind_text(self) -> str:
+        if self.kind in KIND_TEXTS:
+            return KIND_TEXTS[self.kind]
+        if self.check == "fill":
+            return "unknown (no traceback or comparison found: fill in check())"
+        return "unknown (no traceback or comparison found)"
+
+    @property
+    def signature_parts(self) -> dict[str, str] | None:
+        """The signature as the script's ``SIGNATURE`` constant (and meta.json) hold it."""
+        s = self.signature
+        return {"exc_type": s.exc_type, "message": s.message} if s else None
+
+    @property
+    def devices(self) -> list[str]:
+        if self.code.requires_cuda:
+            return ["cuda"]
+        return ["cpu", "cuda"] if self.code.rewrite else ["cpu"]
+
+    @property
+    def default_device(self) -> str:
+        return "cuda" if self.facts.needs_cuda else "cpu"
+
+    @property
+    def check_args(self) -> str:
+        comparison = self.facts.comparison
+        return check_arguments(comparison) if comparison else ""
+
+    @property
+    def header_notes(self) -> list[str]:
+        """The notes in the script's header: the code's, then the parser's warnings."""
+        return self.code.notes + self.parsed.warnings
+
+    @property
+    def incomplete(self) -> bool:
+        """The verdict is CANNOT_RUN until the user edits the script."""
+        return bool(self.code.incomplete) or self.check == "fill"
+
+    @property
+    def warnings(self) -> list[str]:
+        warnings = [
+            *self.parsed.warnings,
+            *(f"not self-contained: {d}" for d in self.facts.downloads),
+        ]
+        if self.code.incomplete:
+            warnings.append("INCOMPLETE: " + self.code.incomplete)
+        elif self.check == "fill":
+            warnings.append(
+                "INCOMPLETE: fill in check() in repro.py (the verdict is CANNOT_RUN until then)"
+            )
+        return warnings
+
+
+def build_spec(issue: Issue, parsed: ParsedIssue, digest: str) -> ReproSpec:
+    code = prepare_code(parsed)
+    check = choose_check(code, parsed.signature is not None)
+    kind = "crash" if parsed.signature else ("wrong-result" if check == "compare" else "unknown")
+    return ReproSpec(issue=issue, parsed=parsed, code=code, check=check, kind=kind, digest=digest)
+
+
+def prepare_code(parsed: ParsedIssue) -> ReproCode:
+    """Analyse the issue's code, rewrite its devices when safe, and mark what stops it running."""
+    code = parsed.code.strip("\n")
+    facts = analyse(code) if code else CodeFacts()
+    # An issue about CPU-vs-CUDA differences is meaningless when rewritten to one device.
+    rewrite = facts.rewritable and not parsed.contrasts_devices
+    if code and rewrite:
+        code = apply_edits(code, facts.edits)
+    incomplete = None
+    notes = code_notes(facts, rewrite, parsed.contrasts_devices)
+    if code and not facts.parses:
+        incomplete = (
+            f"the issue's code does not parse (line {facts.syntax_error_line} of the code: "
+            f"{facts.syntax_error}); fix it in repro.py, uncomment it, and set incomplete=None"
+        )
+        notes.insert(
+            0,
+            f"Kept as comments: line {facts.syntax_error_line} does not parse "
+            f"({facts.syntax_error}); a 'contribkit:' line below it marks the place.",
+        )
+        text = mark_line(code, facts.syntax_error_line, facts.syntax_error)
+    elif not code and parsed.signature:  # a crash without code: the signature decides, once written
+        incomplete = (
+            "the issue has no code: write the reproduction in repro.py, then set incomplete=None"
+        )
+        text = (
+            "The issue has no code. Write the reproduction here: "
+            "it is REPRODUCED when it raises the signature above."
+        )
+    elif not code:
+        text = "The issue has no code. Write the reproduction here, then fill in check()."
+    else:
+        text = code
+    return ReproCode(
+        text=text,
+        facts=facts,
+        runs=bool(code) and facts.parses,
+        rewrite=rewrite,
+        requires_cuda=facts.requires_cuda or (facts.needs_cuda and not rewrite),
+        incomplete=incomplete,
+        notes=notes,
+    )
+
+
+def choose_check(code: ReproCode, has_signature: bool) -> str:
+    """How the script decides REPRODUCED: see :attr:`ReproSpec.check`."""
+    if not code.runs:
+        return "none" if code.incomplete else "fill"
+    if has_signature:
+        return "none"
+    return "compare" if code.facts.comparison else "fill"
+
+
+def check_arguments(comparison: Comparison) -> str:
+    keywords = dict(comparison.keywords)
+    if comparison.style == "allclose":
+        keywords = {**_ALLCLOSE_DEFAULTS, **keywords}
+    elif comparison.style == "equal":
+        keywords = {"rtol": "0", "atol": "0"}
+    args = [
+        comparison.actual,
+        comparison.expected,
+        *(f"{k}={v}" for k, v in sorted(keywords.items())),
+    ]
+    return ", ".join([*args, "check_device=False"])
+
+
+def code_notes(facts: CodeFacts, rewrite: bool, contrast: bool) -> list[str]:
+    notes = []
+    if rewrite:
+        rewritten = ", ".join(f"line {e.line} {e.before} -> {e.after}" for e in facts.edits)
+        notes.append(f"Device rewrite (issue code lines): {rewritten}.")
+        notes.append(
+            f"The code now runs on {DEVICE_NAME}: try `--device cpu` where there is no GPU."
+        )
+    elif facts.compares_devices:
+        notes.append("Needs CUDA: the code compares CPU with CUDA, so it is kept as written.")
+    elif contrast and facts.needs_cuda:
+        notes.append(
+            "Needs CUDA: the issue contrasts CPU with CUDA, so the code is kept as written."
+        )
+    elif facts.unsafe_cuda:
+        notes.append(
+            "Needs CUDA: kept as written because of " + "; ".join(facts.unsafe_cuda[:3]) + "."
+        )
+    if facts.uses_compile:
+        notes.append(
+            f"Uses torch.compile (backends: {', '.join(facts.compile_backends) or 'default'})."
+        )
+    if facts.third_party:
+        notes.append(f"Third-party imports: {', '.join(facts.third_party)}.")
+    for item in facts.downloads:
+        notes.append(f"Not self-contained: {item}.")
+    if facts.comparison:
+        notes.append(
+            f"check() compares {facts.comparison.actual} with {facts.comparison.expected}."
+        )
+    return notes
+
+
+def mark_line(code: str, line: int | None, why: str | None) -> str:
+    """``code`` with a comment line under ``line`` that points at the syntax error."""
+    lines = code.split("\n")
+    at = min(max(line or len(lines), 1), len(lines))
+    return "\n".join([*lines[:at], f"# ^^^ contribkit: does not parse here ({why})", *lines[at:]])
