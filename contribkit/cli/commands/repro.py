@@ -2,38 +2,16 @@
 
 from __future__ import annotations
 
-import os
-import re
-from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from contribkit.cli import options
-from contribkit.core.errors import BadInput, warn
-from contribkit.core.workspace import Workspace
+from contribkit.core.errors import warn
 
-
-def default_out_dir(ws: Workspace, name: str) -> Path:
-    base = ws.root if ws.root is not None else Path.cwd()
-    return base / str(ws.settings.get("repros_dir")) / name
-
-
-def scratch_patterns(ws: Workspace, out_dir: Path, written: list[str]) -> tuple[str, ...]:
-    """The ``.git/info/exclude`` lines that keep what was written out of commits.
-
-    The repros folder is excluded whole; anywhere else in the repo (``-o test/x``), only the
-    files written are, so that no other new file there is hidden from ``git status``.
-    """
-    assert ws.root is not None
-    root = ws.root.resolve()
-    target = out_dir.resolve()
-    if not target.is_relative_to(root):
-        return ()
-    repros = default_out_dir(ws, "x").parent.resolve()
-    if target.is_relative_to(repros) and repros != root:
-        return (f"/{repros.relative_to(root).as_posix()}/",)
-    return tuple(f"/{Path(path).resolve().relative_to(root).as_posix()}" for path in written)
+if TYPE_CHECKING:
+    from contribkit.repro.make import ReproResult
 
 
 @click.command()
@@ -101,86 +79,49 @@ def repro(
       contribkit repro --example --stdout
     """
     from contribkit.cli.output import print_json
-    from contribkit.core.cache import JsonCache, cache_root
-    from contribkit.core.render import write_outputs
-    from contribkit.git.cmd import ensure_excluded
-    from contribkit.github.auth import resolve_token
-    from contribkit.github.sources import (
-        example_issue,
-        fetch_issue,
-        load_issue_file,
-        parse_issue_ref,
-    )
-    from contribkit.repro.plan import plan_for
+    from contribkit.repro.make import ReproRequest, make_repro
 
-    sources = [bool(issue), bool(from_file), example]
-    if sum(sources) != 1:
-        raise BadInput(
-            "give exactly one of ISSUE, --from-file or --example", "e.g. contribkit repro 170398"
-        )
-    ws = Workspace.load(repo=repo, github_url=github_url)
-    if issue:
-        named, number = parse_issue_ref(issue)
-        slug = named or ws.repo()[0]  # the remote lookup only when the reference names no repo
-        github = ws.settings.get("github_url")
-        fetched = fetch_issue(
-            ws.settings,
-            slug,
-            number,
-            resolve_token(github, token, use_gh=not offline),
+    result = make_repro(
+        ReproRequest(
+            issue=issue,
+            from_file=from_file,
+            example=example,
+            token=token,
             offline=offline,
             refresh=refresh,
+            output=output,
+            to_stdout=to_stdout,
+            force=force,
+            dry_run=dry_run,
+            repo=repo,
+            github_url=github_url,
         )
-    elif from_file:
-        fetched = load_issue_file(from_file)
-    else:
-        fetched = example_issue()
-    item = fetched.issue
-    if item.number is not None:
-        name = f"issue-{item.number}"
-    else:  # a saved body without a number: name the folder after the file
-        stem = "stdin" if from_file in (None, "-") else Path(from_file).stem
-        name = f"issue-{re.sub(r'[^A-Za-z0-9_.-]+', '-', stem).strip('-.') or 'saved'}"
-    out_dir = output or default_out_dir(ws, name)
-    plan = plan_for(item, JsonCache(cache_root(ws.settings), "renders"))
-    warnings = [*fetched.warnings, *plan.summary.warnings]
-    if to_stdout:
-        click.echo(plan.files["repro.py"], nl=False)
-        for message in warnings:
+    )
+    if result.actions is None:  # --stdout
+        click.echo(result.script_text, nl=False)
+        for message in result.warnings:
             warn(message)
         return 0
-    actions = write_outputs(plan.output_files(out_dir), force=force, dry_run=dry_run)
-    if not dry_run and ws.root is not None:
-        patterns = scratch_patterns(ws, out_dir, list(actions))
-        if patterns:
-            ensure_excluded(ws.root, patterns)
-    here = Path.cwd().resolve()
-    shown = os.path.relpath(out_dir) if out_dir.resolve().is_relative_to(here) else str(out_dir)
-    summary = {
-        **asdict(plan.summary),
-        "warnings": warnings,
-        "source": fetched.origin,
-        "dir": str(out_dir),
-        "script": str(out_dir / "repro.py"),
-        "dry_run": dry_run,
-        "files": actions,
-        "next": f"contribkit run {shown}",
-    }
     if as_json:
-        print_json(summary)
+        print_json(result.as_dict())
         return 0
+    print_summary(result)
+    return 0
+
+
+def print_summary(result: ReproResult) -> None:
+    summary, actions, dry_run = result.plan.summary, result.actions or {}, result.dry_run
     verb = "would write" if dry_run else "wrote"
-    click.echo(f"{verb} {shown}/ for {summary['issue']}: {summary['title']}")
+    click.echo(f"{verb} {result.shown}/ for {summary.issue}: {summary.title}")
     for path, action in actions.items():
         click.echo(f"  {Path(path).name:<10} {action}" if dry_run else f"  {Path(path).name}")
-    click.echo(f"source:     {summary['source']}")
-    click.echo(f"kind:       {summary['kind']}")
-    click.echo(f"signature:  {summary['signature'] or '(none found)'}")
-    rewrite = " (CUDA uses rewritten to --device)" if summary["device_rewrite"] else ""
-    click.echo(f"devices:    {', '.join(summary['devices_needed'])}{rewrite}")
-    for message in summary["warnings"]:
+    click.echo(f"source:     {result.source}")
+    click.echo(f"kind:       {summary.kind}")
+    click.echo(f"signature:  {summary.signature or '(none found)'}")
+    rewrite = " (CUDA uses rewritten to --device)" if summary.device_rewrite else ""
+    click.echo(f"devices:    {', '.join(summary.devices_needed)}{rewrite}")
+    for message in result.warnings:
         click.echo(f"warning:    {message}")
     if dry_run and "exists" in actions.values():
         click.echo("note:       existing files would be refused; pass --force to overwrite")
-    click.echo(f"next:       {summary['next']}")
-    return 0
+    click.echo(f"next:       {result.next_command}")
