@@ -4,7 +4,6 @@ CUDA and dispatch issues."""
 from __future__ import annotations
 
 import os
-import re
 import shlex
 import sys
 from pathlib import Path
@@ -13,12 +12,12 @@ from typing import TYPE_CHECKING
 import click
 
 from contribkit.cli import options
-from contribkit.core.errors import BadInput, warn
-from contribkit.core.workspace import Workspace
+from contribkit.core.errors import warn
 
 if TYPE_CHECKING:
     from contribkit.debug.execute import BackendRun, DebugRun
     from contribkit.debug.plan import DebugPlan, Preset
+    from contribkit.debug.session import DebugOutcome
     from contribkit.debug.torchlogs import Registry
 
 REASON_WIDTH = 110
@@ -120,128 +119,39 @@ def debug(
       contribkit debug --preset ablation --run --json
       contribkit debug --preset cuda-sync -- --device cuda
     """
-    from contribkit.debug import plan as debugenv
+    from contribkit.debug import session
 
     if list_presets:
         _print_presets(as_json)
         return 0
-    ws = Workspace.load(python=python)
-    interpreter = ws.python()
     if list_logs:
-        _print_logs(_registry(ws, interpreter), as_json)
+        _print_logs(session.list_logs(python), as_json)
         return 0
-    chosen = debugenv.select_presets(presets)
-    if not chosen and not logs:
-        raise BadInput(
-            "nothing to debug: give --preset NAME or --logs SPEC",
-            hint="see the presets with: contribkit debug --list-presets",
-        )
-    target = _target(ws, script)
-    registry = _registry(ws, interpreter)
-    if registry.fallback:
-        warn(
-            f"torch is not importable by {interpreter} ({registry.error}); checking log "
-            f"names against the list bundled with contribkit (torch {registry.torch_version})"
-        )
-    to_stdout = output == "-"
-    script_path = (
-        target.parent / debugenv.DEFAULT_SCRIPT_NAME
-        if output in (None, "-")
-        else Path(output).expanduser().absolute()
-    )
-    plan = debugenv.build_plan(
-        python=interpreter,
-        registry=registry,
-        target=target,
-        script_args=script_args,
-        output=script_path,
-        presets=chosen,
+    request = session.DebugRequest(
         logs=logs,
-        scrub=ws.settings.get("scrub_env"),
+        presets=presets,
+        script=script,
+        output=output,
+        run_now=run_now,
+        timeout=timeout,
         minify_after=minify_after,
         minify_level=minify_level,
+        python=python,
+        force=force,
+        dry_run=dry_run,
+        script_args=script_args,
+        command_line=_command_line(),
     )
-    for message in plan.warnings:
-        warn(message)
-    if run_now and dry_run:
-        _print_plan(plan, as_json, "would run")
-        return 0
-    if run_now:
-        timeout = timeout if timeout is not None else ws.settings.get("debug.timeout") or None
-        from contribkit.debug import execute as debugrun
-
-        debugrun.check_runnable(plan)
-        _exclude_artefacts(ws, plan)
-        logs_at = plan.artefact(".<backend>.log") if plan.ablation else plan.log_path
-        print(
-            f"debug: running {plan.target} with {interpreter} "
-            f"(TORCH_LOGS={str(plan.logs) or '(none)'}); log: {logs_at}",
-            file=sys.stderr,
-            flush=True,
-        )
-        result = debugrun.run_plan(plan, scrub=ws.settings.get("scrub_env"), timeout=timeout)
-        _print_run(result, as_json)
-        return result.exit_code
-    from contribkit import __version__
-    from contribkit.core.cache import cache_root
-
-    text = debugenv.render_script(
-        plan, _command_line(), __version__, bytecode_dir=cache_root(ws.settings) / "jinja"
-    )
-    if to_stdout or dry_run:
-        if as_json:
-            from contribkit.cli.output import print_json
-
-            print_json({**plan.as_dict(), "written": None, "script_text": text})
-            return 0
-        if dry_run and not to_stdout:
-            print(f"debug: would write {plan.output}", file=sys.stderr)
-        sys.stdout.write(text)
-        return 0
-    from contribkit.core.fsutil import atomic_write
-
-    atomic_write(plan.output, text, force=force, mode=0o755)
-    _exclude_artefacts(ws, plan)
-    _print_plan(plan, as_json, "wrote")
-    return 0
-
-
-def _registry(ws: Workspace, interpreter: str) -> Registry:
-    from contribkit.core.cache import JsonCache, cache_root
-    from contribkit.debug.torchlogs import load_registry
-
-    return load_registry(
-        interpreter,
-        JsonCache(cache_root(ws.settings), "torch-logs"),
-        scrub=ws.settings.get("scrub_env"),
-    )
-
-
-def _target(ws: Workspace, script: Path | None) -> Path:
-    from contribkit.debug import plan as debugenv
-    from contribkit.git import cmd as gitcmd
-
-    if script is None:
-        branch = gitcmd.current_branch(ws.root) if ws.root else None
-        return debugenv.default_script(ws.root, branch, ws.settings.get("repros_dir"))
-    path = script.expanduser().absolute()
-    if not path.is_file():
-        raise BadInput(f"script {script} not found", hint="pass --script PATH to a Python file")
-    return path
-
-
-def _exclude_artefacts(ws: Workspace, plan: DebugPlan) -> None:
-    """Keep the script and its artefacts out of commits (.git/info/exclude)."""
-    from contribkit.git import cmd as gitcmd
-
-    if ws.root is None:
-        return
-    try:
-        rel = Path(os.path.realpath(plan.stem)).relative_to(os.path.realpath(ws.root))
-    except ValueError:  # written outside the repository
-        return
-    pattern = re.sub(r"([\\*?\[])", r"\\\1", rel.as_posix())  # gitignore glob characters
-    gitcmd.ensure_excluded(ws.root, (f"/{pattern}.*",))
+    outcome = session.debug_session(request, on_start=_print_start)
+    if outcome.action == "would run":
+        _print_plan(outcome.plan, as_json, "would run")
+    elif outcome.run is not None:
+        _print_run(outcome.run, as_json)
+    elif outcome.action == "show":
+        _print_script(outcome, as_json, to_stdout=request.to_stdout)
+    else:
+        _print_plan(outcome.plan, as_json, "wrote")
+    return outcome.exit_code
 
 
 def _command_line(run: bool = False) -> str:
@@ -256,6 +166,30 @@ def _command_line(run: bool = False) -> str:
 
 
 # --- printing -----------------------------------------------------------------------------
+
+
+def _print_start(plan: DebugPlan) -> None:
+    """Before a run: what runs, and where its output goes."""
+    logs_at = plan.artefact(".<backend>.log") if plan.ablation else plan.log_path
+    print(
+        f"debug: running {plan.target} with {plan.python} "
+        f"(TORCH_LOGS={str(plan.logs) or '(none)'}); log: {logs_at}",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def _print_script(outcome: DebugOutcome, as_json: bool, to_stdout: bool) -> None:
+    """The script that --dry-run or ``-o -`` shows instead of writing it."""
+    text = outcome.text or ""
+    if as_json:
+        from contribkit.cli.output import print_json
+
+        print_json({**outcome.plan.as_dict(), "written": None, "script_text": text})
+        return
+    if not to_stdout:  # --dry-run
+        print(f"debug: would write {outcome.plan.output}", file=sys.stderr)
+    sys.stdout.write(text)
 
 
 def _print_presets(as_json: bool) -> None:
