@@ -8,8 +8,6 @@ from typing import TYPE_CHECKING
 import click
 
 from contribkit.cli import options
-from contribkit.core.errors import BadInput
-from contribkit.core.workspace import Workspace
 from contribkit.run.record import EXPECTATIONS
 
 if TYPE_CHECKING:
@@ -130,88 +128,26 @@ def run(
       contribkit run --python ~/nightly/bin/python --python ~/build/bin/python -j 2
       contribkit run --last --json
     """
-    from contribkit.core.fsutil import atomic_write, check_writable
-    from contribkit.core.workspace import resolve_python
-    from contribkit.run import runner
+    from contribkit.run.session import RunRequest, run_session
 
-    ws = Workspace.load()
-    root = ws.require_root()
-    if last:
-        if paths:
-            raise BadInput("--last shows a record; it takes no PATHS", hint="drop the PATHS")
-        return show_last(root, per_test, as_json)
-    settings = ws.settings
-    device_list = runner.parse_devices(devices or settings.get("run.devices"))
-    required = runner.parse_devices(require) if require else []
-    missing = [d for d in required if d not in device_list]
-    if missing:
-        raise BadInput(
-            f"--require {missing[0]} needs {missing[0]} in --devices",
-            hint=f"add it: --devices {','.join([*device_list, *missing])}",
+    outcome = run_session(
+        RunRequest(
+            paths=paths,
+            devices=devices,
+            pythons=pythons,
+            timeout=timeout,
+            jobs=jobs,
+            require=require,
+            expect=expect,
+            keyword=keyword,
+            cuda_host=cuda_host,
+            cuda_python=cuda_python,
+            junit_file=junit_file,
+            last=last,
         )
-    interpreters = [resolve_python(p) for p in pythons] or [ws.python()]
-    if junit_file is not None:
-        check_writable(junit_file)  # before the run, not after it
-    remote = None
-    host = cuda_host or settings.get("run.cuda_host")
-    if host:
-        from contribkit.run.remote import RemoteHost
-
-        remote = RemoteHost(
-            host,
-            python=cuda_python or settings.get("run.cuda_python"),
-            scrub=tuple(settings.get("scrub_env")),
-        )
-    notes: list[str] = []
-    if paths:
-        found = list(paths)
-    else:
-        found, notes = runner.default_paths(root, settings)
-        if not found:
-            raise BadInput(
-                "nothing to run: " + "; ".join(notes),
-                hint="pass PATHS, e.g. contribkit run repros/issue-170398 test/test_nn.py",
-            )
-    targets = list(dict.fromkeys(runner.classify(p) for p in found))
-    run_options = runner.RunOptions(
-        devices=device_list,
-        require=required,
-        expect=expect,
-        timeout=timeout or settings.get("run.timeout"),
-        jobs=jobs or settings.get("run.jobs") or runner.default_jobs(),
-        keyword=keyword,
-        scrub=list(settings.get("scrub_env")),
     )
-    columns = runner.local_columns(interpreters, device_list, settings, remote)
-    result = runner.run_matrix(
-        root, targets, columns, run_options, notes=notes, progress=runner.progress_line
-    )
-    if junit_file is not None:
-        from contribkit.run.record import to_junit
-
-        atomic_write(junit_file, to_junit(result.record), force=True)
-    show(root, result.path, result.record, per_test, as_json)
-    return 0 if result.record.ok else 1
-
-
-def show_last(root: Path, per_test: bool, as_json: bool) -> int:
-    from contribkit.git import facts as gitfacts
-    from contribkit.run.record import latest_record
-
-    latest = latest_record(root)
-    if latest is None:
-        raise BadInput("no run record in .contribkit/runs", hint="run `contribkit run` first")
-    path, record = latest
-    state = gitfacts.tree_state(root)
-    stale = None
-    if state.head != record.head:
-        stale = f"the record is for {record.short_head}; HEAD is now {state.short_head}"
-    elif state.diff_hash != record.diff_hash:
-        stale = "the working tree changed since this record"
-    if stale:
-        record.notes.append(stale)
-    show(root, path, record, per_test, as_json)
-    return 0 if record.ok else 1
+    show(outcome.root, outcome.path, outcome.record, per_test, as_json)
+    return outcome.exit_code
 
 
 def show(root: Path, path: Path, record: RunRecord, per_test: bool, as_json: bool) -> None:

@@ -1,0 +1,146 @@
+"""``contribkit run`` behind its options: resolve the matrix, run it and record it, or read the
+latest record back.
+
+:func:`run_session` takes a :class:`RunRequest` (the command's options) and returns a
+:class:`RunOutcome`; the command only prints it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from contribkit.core.errors import BadInput
+from contribkit.core.workspace import Workspace
+
+if TYPE_CHECKING:
+    from contribkit.core.config import Settings
+    from contribkit.run.record import RunRecord
+    from contribkit.run.remote import RemoteHost
+    from contribkit.run.runner import RunOptions
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    paths: tuple[Path, ...] = ()  # default: the branch's repro and changed test files
+    devices: str | None = None  # comma-separated (default: the run.devices setting)
+    pythons: tuple[str, ...] = ()  # one column group each (default: the python setting)
+    timeout: float | None = None
+    jobs: int | None = None
+    require: tuple[str, ...] = ()
+    expect: str = "not-reproduced"
+    keyword: str | None = None
+    cuda_host: str | None = None
+    cuda_python: str | None = None
+    junit_file: Path | None = None
+    last: bool = False  # read the latest record back instead of running
+
+
+@dataclass
+class RunOutcome:
+    root: Path
+    path: Path  # the record's file
+    record: RunRecord
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.record.ok else 1
+
+
+def run_session(request: RunRequest) -> RunOutcome:
+    """Run the requested matrix and record it (``last``: the latest record, with a note when
+    the tree moved on since)."""
+    from contribkit.core.fsutil import atomic_write, check_writable
+    from contribkit.core.workspace import resolve_python
+    from contribkit.run import runner
+
+    ws = Workspace.load()
+    root = ws.require_root()
+    if request.last:
+        if request.paths:
+            raise BadInput("--last shows a record; it takes no PATHS", hint="drop the PATHS")
+        return last_outcome(root)
+    settings = ws.settings
+    run_options = options_for(request, settings)
+    interpreters = [resolve_python(p) for p in request.pythons] or [ws.python()]
+    if request.junit_file is not None:
+        check_writable(request.junit_file)  # before the run, not after it
+    remote = remote_host(request, settings)
+    notes: list[str] = []
+    if request.paths:
+        found = list(request.paths)
+    else:
+        found, notes = runner.default_paths(root, settings)
+        if not found:
+            raise BadInput(
+                "nothing to run: " + "; ".join(notes),
+                hint="pass PATHS, e.g. contribkit run repros/issue-170398 test/test_nn.py",
+            )
+    targets = list(dict.fromkeys(runner.classify(p) for p in found))
+    columns = runner.local_columns(interpreters, run_options.devices, settings, remote)
+    result = runner.run_matrix(
+        root, targets, columns, run_options, notes=notes, progress=runner.progress_line
+    )
+    if request.junit_file is not None:
+        from contribkit.run.record import to_junit
+
+        atomic_write(request.junit_file, to_junit(result.record), force=True)
+    return RunOutcome(root, result.path, result.record)
+
+
+def options_for(request: RunRequest, settings: Settings) -> RunOptions:
+    """The devices, requirements and limits of a run: the request's, else the settings'."""
+    from contribkit.run import runner
+
+    device_list = runner.parse_devices(request.devices or settings.get("run.devices"))
+    required = runner.parse_devices(request.require) if request.require else []
+    missing = [d for d in required if d not in device_list]
+    if missing:
+        raise BadInput(
+            f"--require {missing[0]} needs {missing[0]} in --devices",
+            hint=f"add it: --devices {','.join([*device_list, *missing])}",
+        )
+    return runner.RunOptions(
+        devices=device_list,
+        require=required,
+        expect=request.expect,
+        timeout=request.timeout or settings.get("run.timeout"),
+        jobs=request.jobs or settings.get("run.jobs") or runner.default_jobs(),
+        keyword=request.keyword,
+        scrub=list(settings.get("scrub_env")),
+    )
+
+
+def remote_host(request: RunRequest, settings: Settings) -> RemoteHost | None:
+    """Where the CUDA legs run over ssh, when a host is asked for or configured."""
+    host = request.cuda_host or settings.get("run.cuda_host")
+    if not host:
+        return None
+    from contribkit.run.remote import RemoteHost
+
+    return RemoteHost(
+        host,
+        python=request.cuda_python or settings.get("run.cuda_python"),
+        scrub=tuple(settings.get("scrub_env")),
+    )
+
+
+def last_outcome(root: Path) -> RunOutcome:
+    """The latest record, noting when HEAD or the working tree changed since it was made."""
+    from contribkit.git import facts as gitfacts
+    from contribkit.run.record import latest_record
+
+    latest = latest_record(root)
+    if latest is None:
+        raise BadInput("no run record in .contribkit/runs", hint="run `contribkit run` first")
+    path, record = latest
+    state = gitfacts.tree_state(root)
+    stale = None
+    if state.head != record.head:
+        stale = f"the record is for {record.short_head}; HEAD is now {state.short_head}"
+    elif state.diff_hash != record.diff_hash:
+        stale = "the working tree changed since this record"
+    if stale:
+        record.notes.append(stale)
+    return RunOutcome(root, path, record)
