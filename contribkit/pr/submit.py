@@ -15,6 +15,7 @@ import os
 import re
 import shlex
 import shutil
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -348,6 +349,76 @@ def plan_submission(
         body_path=root / ".contribkit" / f"pr-body-{record.short_head}.md",
         github_url=github_url,
     )
+
+
+@dataclass(frozen=True)
+class SubmitRequest:
+    base: str | None = None  # default: the base_branch setting
+    head: str | None = None  # USER:BRANCH; default: your fork's owner and the current branch
+    title: str | None = None  # default: contribkit pr's
+    body_file: Path | None = None  # default: contribkit pr's body
+    draft: bool = False
+    labels: tuple[str, ...] = ()  # repeatable, each possibly a comma list
+    reviewers: tuple[str, ...] = ()
+    push: bool = False  # push the branch first when it is not there, without asking
+    dry_run: bool = False
+    repo: str | None = None
+    github_url: str | None = None
+
+
+@dataclass
+class SubmitOutcome:
+    root: Path
+    plan: Submission
+    url: str | None = None  # the pull request opened; None for a dry run
+    number: int | None = None
+
+    @property
+    def exit_code(self) -> int:
+        """A dry run that got this far fails only when the body breaks PR rules."""
+        return 1 if self.url is None and self.plan.violations else 0
+
+
+def submit(
+    request: SubmitRequest,
+    *,
+    review: Callable[[Path, Submission], None],
+    confirm: Callable[[Push], bool],
+) -> SubmitOutcome:
+    """Plan the pull request and let ``review`` show it (it refuses by raising); then, unless
+    ``dry_run``, push the branch when needed (``confirm`` is asked unless ``push``) and open it."""
+    from contribkit.core.fsutil import atomic_write
+    from contribkit.core.workspace import Workspace
+
+    ws = Workspace.load(repo=request.repo, github_url=request.github_url)
+    root = ws.require_root()
+    plan = plan_submission(
+        ws,
+        base=request.base,
+        head=request.head,
+        title=request.title,
+        draft=request.draft,
+        labels=split_list(request.labels),
+        reviewers=split_list(request.reviewers),
+        body_file=request.body_file,
+    )
+    review(root, plan)
+    if request.dry_run:
+        return SubmitOutcome(root, plan)
+    push = plan.push
+    if push is not None and push.needed and (request.push or plan.push_required):
+        if not (request.push or confirm(push)):
+            raise CheckFailed(
+                f"the branch is not pushed ({push.state})",
+                hint=f"pass --push, or run: {shlex.join(push.argv())}",
+            )
+        do_push(root, push)
+    if plan.method == "gh":
+        atomic_write(plan.body_path, plan.pr.body, force=True)
+        url, number = create_with_gh(root, plan)
+    else:
+        url, number = create_with_api(ws.settings, plan)
+    return SubmitOutcome(root, plan, url, number)
 
 
 def read_body_file(path: Path) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,7 +13,6 @@ import click
 
 from contribkit.cli import options
 from contribkit.core.errors import CheckFailed, warn
-from contribkit.core.workspace import Workspace
 
 if TYPE_CHECKING:
     from contribkit.pr.submit import Push, Submission
@@ -127,54 +127,60 @@ def submit(
       contribkit submit --draft --push --label "module: nn" --reviewer albanD
     """
     from contribkit.cli.output import print_json
-    from contribkit.core.fsutil import atomic_write
     from contribkit.pr import submit as core
     from contribkit.run.runner import relpath
 
-    ws = Workspace.load(repo=repo, github_url=github_url)
-    root = ws.require_root()
-    plan = core.plan_submission(
-        ws,
+    request = core.SubmitRequest(
         base=base,
         head=head,
         title=title,
-        draft=draft,
-        labels=core.split_list(labels),
-        reviewers=core.split_list(reviewers),
         body_file=body_file,
+        draft=draft,
+        labels=labels,
+        reviewers=reviewers,
+        push=push,
+        dry_run=dry_run,
+        repo=repo,
+        github_url=github_url,
     )
+    review = partial(review_plan, dry_run=dry_run, as_json=as_json, push_flag=push)
+    outcome = core.submit(request, review=review, confirm=confirm_push)
+    if dry_run:
+        return outcome.exit_code
+    plan, root = outcome.plan, outcome.root
+    if as_json:
+        print_json(
+            {
+                "dry_run": False,
+                "created": True,
+                "url": outcome.url,
+                "number": outcome.number,
+                **plan.describe(root),
+            }
+        )
+    else:
+        print(f"opened {outcome.url}")
+        print(f"gate: {relpath(plan.record_path, root)} at {plan.record.short_head}")
+    return 0
+
+
+def review_plan(
+    root: Path, plan: Submission, *, dry_run: bool, as_json: bool, push_flag: bool
+) -> None:
+    """Before anything is pushed or sent: show a dry run, warn about the body's gaps, and
+    refuse a title or body that breaks PR rules (a --json dry run only prints the plan)."""
+    from contribkit.cli.output import print_json
+
     if dry_run:
         if as_json:
             print_json({"dry_run": True, "created": False, **plan.describe(root)})
-            return 1 if plan.violations else 0
-        print_plan(plan, root, push)
+            return
+        print_plan(plan, root, push_flag)
     if not as_json:
         for note in plan.notes:
             warn(f"PR body: {note}")
     if plan.violations:
         refuse_body(plan)
-    if dry_run:
-        return 0
-    if plan.push is not None and plan.push.needed and (push or plan.push_required):
-        if not (push or confirm_push(plan.push)):
-            raise CheckFailed(
-                f"the branch is not pushed ({plan.push.state})",
-                hint=f"pass --push, or run: {shlex.join(plan.push.argv())}",
-            )
-        core.do_push(root, plan.push)
-    if plan.method == "gh":
-        atomic_write(plan.body_path, plan.pr.body, force=True)
-        url, number = core.create_with_gh(root, plan)
-    else:
-        url, number = core.create_with_api(ws.settings, plan)
-    if as_json:
-        print_json(
-            {"dry_run": False, "created": True, "url": url, "number": number, **plan.describe(root)}
-        )
-    else:
-        print(f"opened {url}")
-        print(f"gate: {relpath(plan.record_path, root)} at {plan.record.short_head}")
-    return 0
 
 
 def refuse_body(plan: Submission) -> None:
