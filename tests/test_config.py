@@ -94,3 +94,17 @@ def test_repo_config_is_kept_out_of_git(fork_repo: Path) -> None:
     Workspace.load()
     assert "/.contribkit.toml" in (fork_repo / ".git" / "info" / "exclude").read_text()
     assert git("status", "--porcelain", cwd=fork_repo) == ""
+
+
+def test_typed_accessors_check_the_declared_type(tmp_path: Path) -> None:
+    s = load_settings({"run.jobs": 3}, None, {"CONTRIBKIT_HOOKS_ALLOW_WIP": "yes"})
+    assert s.integer("run.jobs") == 3 and s.number("run.timeout") == 900.0
+    assert s.flag("hooks.allow_wip") is True
+    assert s.names("run.devices") == ["cpu", "cuda"]
+    assert s.text("base_branch") == "main" and s.optional_text("repo") is None
+    with pytest.raises(TypeError, match=r"'run\.jobs' is a int, not a str"):
+        s.text("run.jobs")
+    with pytest.raises(TypeError, match="has no default"):
+        s.text("repo")
+    with pytest.raises(KeyError):
+        s.flag("no.such.key")

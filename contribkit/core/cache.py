@@ -12,7 +12,7 @@ from contribkit.core.fsutil import atomic_write
 
 
 def cache_root(settings: Settings) -> Path:
-    configured = settings.get("cache_dir")
+    configured = settings.optional_text("cache_dir")
     if configured:
         return Path(configured).expanduser()
     import platformdirs

@@ -247,9 +247,48 @@ class Settings:
         return f"Settings({self.values!r}, {self.sources!r}, {self.warnings!r})"
 
     def get(self, key: str) -> Any:
+        """The value of any key, untyped: for listing settings. Code reads one key with the typed
+        accessor for its declared type (:meth:`text`, :meth:`optional_text`, :meth:`integer`,
+        :meth:`number`, :meth:`flag`, :meth:`names`)."""
         if key not in KEYS:
             raise KeyError(key)
         return self.values.get(key, KEYS[key].default)
+
+    def _typed(self, key: str, kind: type) -> Any:
+        if KEYS[key].type is not kind:
+            raise TypeError(
+                f"setting '{key}' is a {KEYS[key].type.__name__}, not a {kind.__name__}"
+            )
+        return self.get(key)
+
+    def optional_text(self, key: str) -> str | None:
+        """A string key; None when it is unset and has no default (``repo``, ``python``, …)."""
+        value: str | None = self._typed(key, str)
+        return value
+
+    def text(self, key: str) -> str:
+        """A string key that always has a value (its default is a string)."""
+        value = self.optional_text(key)
+        if value is None:
+            raise TypeError(f"setting '{key}' has no default: read it with optional_text()")
+        return value
+
+    def integer(self, key: str) -> int:
+        value: int = self._typed(key, int)
+        return value
+
+    def number(self, key: str) -> float:
+        value: float = self._typed(key, float)
+        return value
+
+    def flag(self, key: str) -> bool:
+        value: bool = self._typed(key, bool)
+        return value
+
+    def names(self, key: str) -> list[str]:
+        """A list-of-strings key (patterns, devices, rule ids)."""
+        value: list[str] = self._typed(key, list)
+        return value
 
 
 def read_toml(path: Path | str) -> dict[str, Any]:

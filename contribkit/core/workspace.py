@@ -80,10 +80,10 @@ class Workspace:
 
     def repo(self) -> tuple[str, str]:
         """The target repository and where it came from."""
-        configured = self.settings.get("repo")
+        configured = self.settings.optional_text("repo")
         if configured:
             return validate_slug(configured), self.settings.sources["repo"]
-        for remote in (self.settings.get("upstream_remote"), "origin"):
+        for remote in (self.settings.text("upstream_remote"), "origin"):
             slug = self.remote_slug(remote)
             if slug:
                 return slug, f"git remote '{remote}'"
@@ -91,7 +91,7 @@ class Workspace:
 
     def python(self) -> str:
         """The target interpreter: --python, config, else the one running contribkit."""
-        configured = self.settings.get("python")
+        configured = self.settings.optional_text("python")
         return resolve_python(configured) if configured else sys.executable
 
 

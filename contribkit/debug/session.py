@@ -65,7 +65,7 @@ def log_registry(ws: Workspace, interpreter: str) -> Registry:
     return load_registry(
         interpreter,
         JsonCache(cache_root(ws.settings), "torch-logs"),
-        scrub=ws.settings.get("scrub_env"),
+        scrub=ws.settings.names("scrub_env"),
     )
 
 
@@ -81,7 +81,7 @@ def target_script(ws: Workspace, script: Path | None) -> Path:
 
     if script is None:
         branch = gitcmd.current_branch(ws.root) if ws.root else None
-        return debugenv.default_script(ws.root, branch, ws.settings.get("repros_dir"))
+        return debugenv.default_script(ws.root, branch, ws.settings.text("repros_dir"))
     path = script.expanduser().absolute()
     if not path.is_file():
         raise BadInput(f"script {script} not found", hint="pass --script PATH to a Python file")
@@ -131,7 +131,7 @@ def plan_session(ws: Workspace, request: DebugRequest) -> DebugPlan:
         else Path(output).expanduser().absolute(),
         presets=chosen,
         logs=request.logs,
-        scrub=ws.settings.get("scrub_env"),
+        scrub=ws.settings.names("scrub_env"),
         minify_after=request.minify_after,
         minify_level=request.minify_level,
     )
@@ -153,12 +153,12 @@ def debug_session(
         from contribkit.debug import execute as debugrun
 
         timeout = request.timeout
-        timeout = timeout if timeout is not None else ws.settings.get("debug.timeout") or None
+        timeout = timeout if timeout is not None else ws.settings.number("debug.timeout") or None
         debugrun.check_runnable(plan)
         exclude_artefacts(ws, plan)
         if on_start is not None:
             on_start(plan)
-        run = debugrun.run_plan(plan, scrub=ws.settings.get("scrub_env"), timeout=timeout)
+        run = debugrun.run_plan(plan, scrub=ws.settings.names("scrub_env"), timeout=timeout)
         return DebugOutcome(plan, "ran", run=run)
     from contribkit import __version__
     from contribkit.core.cache import cache_root

@@ -36,9 +36,9 @@ def make_client(settings: Settings, token: Token) -> Github:
 
     logging.getLogger("github").setLevel(logging.CRITICAL)  # we report errors ourselves
     return Github(
-        base_url=settings.get("github_url").rstrip("/"),
+        base_url=settings.text("github_url").rstrip("/"),
         auth=Auth.Token(token.value) if token.value else None,
-        timeout=int(settings.get("http_timeout")),
+        timeout=int(settings.number("http_timeout")),
         retry=GithubRetry(
             total=RETRY_TOTAL, max_rate_limit_wait=MAX_RATE_LIMIT_WAIT_S, secondary_rate_wait=10
         ),

@@ -206,7 +206,7 @@ def example_issue() -> Fetched:
 
 
 def _cache_key(settings: Settings, repo: str, number: int) -> str:
-    return f"{api_host(settings.get('github_url'))}/{repo.lower()}/{number}"
+    return f"{api_host(settings.text('github_url'))}/{repo.lower()}/{number}"
 
 
 def fetch_issue(
@@ -242,7 +242,7 @@ def fetch_issue(
         else ["no GitHub token: anonymous requests are limited to 60 an hour (gh auth login)"]
     )
     try:
-        with github_errors(what, token, settings.get("github_url")):
+        with github_errors(what, token, settings.text("github_url")):
             response_headers, data = gh.requester.requestJsonAndCheck(
                 "GET", f"/repos/{repo}/issues/{number}", headers=headers
             )

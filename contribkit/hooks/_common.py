@@ -49,23 +49,17 @@ class HookContext:
     def enabled(self, rule_id: str) -> bool:
         return rule_id not in self.disabled
 
-    def get(self, key: str) -> object:
-        return self.settings.get(f"hooks.{key}")
-
     def get_int(self, key: str) -> int:
-        value = self.get(key)
-        assert isinstance(value, int)
-        return value
+        return self.settings.integer(f"hooks.{key}")
 
     def get_str(self, key: str) -> str:
-        value = self.get(key)
-        assert isinstance(value, str)
-        return value
+        return self.settings.text(f"hooks.{key}")
 
     def get_list(self, key: str) -> list[str]:
-        value = self.get(key)
-        assert isinstance(value, list)
-        return value
+        return self.settings.names(f"hooks.{key}")
+
+    def get_flag(self, key: str) -> bool:
+        return self.settings.flag(f"hooks.{key}")
 
     def require_root(self) -> str:
         if self.root is None:
@@ -235,7 +229,7 @@ def load_context(hook_id: str, disable_args: Sequence[str]) -> HookContext:
         raise BadInput(str(exc), hint=f"fix the [hooks] section of {REPO_CONFIG_NAME}") from exc
     for message in settings.warnings:
         warn(message)
-    names = list(settings.get("hooks.disable"))
+    names = list(settings.names("hooks.disable"))
     for arg in disable_args:
         names.extend(arg.split(","))
     disabled, unknown = resolve_rule_names(names)
@@ -324,8 +318,8 @@ def branch_range(ctx: HookContext, to_ref: str = "HEAD") -> tuple[str, str] | No
     """``(merge base, to_ref)``: the whole branch, whatever part of it this push sends."""
     found = gitcmd.merge_base(
         ctx.require_root(),
-        ctx.settings.get("upstream_remote"),
-        ctx.settings.get("base_branch"),
+        ctx.settings.text("upstream_remote"),
+        ctx.settings.text("base_branch"),
         to_ref,
     )
     return (found[0], to_ref) if found else None

@@ -78,7 +78,7 @@ def check(args: SimpleNamespace, ctx: HookContext) -> Findings:
         body_max_length=ctx.get_int("body_max_length"),
         title_style=style,
         conventional_types=ctx.get_list("conventional_types"),
-        allow_wip=bool(ctx.get("allow_wip")),
+        allow_wip=ctx.get_flag("allow_wip"),
         issue=issue_from_branch(ctx.branch),
         strict=args.strict,
     )

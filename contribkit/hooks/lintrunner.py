@@ -52,7 +52,7 @@ def check(args: SimpleNamespace, ctx: HookContext) -> Findings:
             [Violation(RULES["CK802"], f"{why}: linters would be missing or stale")],
             recovery="lintrunner init, then commit again",
         )
-    env = scrubbed_env(extra_patterns=ctx.settings.get("scrub_env"))
+    env = scrubbed_env(extra_patterns=ctx.settings.names("scrub_env"))
     result = run_child([exe, *args.files], env=env, cwd=root)
     if result.returncode == 0:
         return Findings()

@@ -63,7 +63,7 @@ def check_paths(paths: Sequence[str], patterns: Sequence[str], max_kb: int) -> l
 
 def check(args: SimpleNamespace, ctx: HookContext) -> Findings:
     patterns = scratch_patterns(
-        str(ctx.settings.get("repros_dir")), ctx.get_list("scratch_patterns")
+        str(ctx.settings.text("repros_dir")), ctx.get_list("scratch_patterns")
     )
     violations = check_paths(args.files, patterns, ctx.get_int("max_file_kb"))
     return Findings(violations, recovery="git restore --staged <path>, then commit again")

@@ -450,10 +450,10 @@ class TitleRules:
         """``style`` (a --title-style) or hooks.title_style; its "none" checks no style, and
         titles are then written in the pytorch style."""
         return cls(
-            style=style or settings.get("hooks.title_style"),
-            max_length=settings.get("hooks.title_max_length"),
-            conventional_types=settings.get("hooks.conventional_types"),
-            allow_wip=settings.get("hooks.allow_wip"),
+            style=style or settings.text("hooks.title_style"),
+            max_length=settings.integer("hooks.title_max_length"),
+            conventional_types=settings.names("hooks.conventional_types"),
+            allow_wip=settings.flag("hooks.allow_wip"),
         )
 
 

@@ -143,19 +143,19 @@ def issue_facts(
     from contribkit.github.sources import fetch_issue
 
     settings = ws.settings
-    folder = root / settings.get("repros_dir") / f"issue-{number}"
+    folder = root / settings.text("repros_dir") / f"issue-{number}"
     meta: dict[str, Any] = {}
     try:
         loaded = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
         meta = loaded if isinstance(loaded, dict) else {}
     except (OSError, ValueError):
         pass
-    configured = settings.get("repo")
+    configured = settings.optional_text("repo")
     repo = configured or meta.get("repo") or ws.repo()[0]
     facts = IssueFacts(number, repo=repo)
     warnings: list[str] = []
     try:
-        github = settings.get("github_url")
+        github = settings.text("github_url")
         fetched = fetch_issue(
             settings, repo, number, resolve_token(github, use_gh=not offline), offline=offline
         )

@@ -209,10 +209,10 @@ def target_repo(ws: Workspace) -> str:
     """The repository the PR goes to: --repo or the repo setting, else the upstream remote's."""
     from contribkit.core.workspace import validate_slug
 
-    configured = ws.settings.get("repo")
+    configured = ws.settings.optional_text("repo")
     if configured:
         return validate_slug(configured)
-    upstream = ws.settings.get("upstream_remote")
+    upstream = ws.settings.text("upstream_remote")
     slug = ws.remote_slug(upstream)
     if slug is None:
         raise BadInput(
@@ -260,7 +260,7 @@ def check_body(
     from contribkit.pr.check import check_pr
     from contribkit.pr.draft import check_context
 
-    disabled, _ = resolve_rule_names(list(ws.settings.get("hooks.disable")))
+    disabled, _ = resolve_rule_names(list(ws.settings.names("hooks.disable")))
     context = check_context(ws.root, facts, rules, title=title)
     return [
         v for v in check_pr(body, context, path=name) if v.is_error and v.rule.id not in disabled
@@ -295,21 +295,21 @@ def plan_submission(
             "HEAD is detached: submit opens a PR for a branch",
             hint="git switch -c fix/issue-NUMBER-short-name",
         )
-    base_branch = base or settings.get("base_branch")
+    base_branch = base or settings.text("base_branch")
     if branch == base_branch:
         raise BadInput(
             f"you are on '{branch}', the base branch: a PR needs a branch of its own",
             hint="git switch -c fix/issue-NUMBER-short-name",
         )
     repo = target_repo(ws)
-    facts: BranchFacts = gitfacts.branch_facts(root, settings.get("upstream_remote"), base_branch)
+    facts: BranchFacts = gitfacts.branch_facts(root, settings.text("upstream_remote"), base_branch)
     record_path, record = check_gate(root, settings, facts)
     if facts.merge_base is not None and not facts.commits:
         raise BadInput(
             f"'{branch}' has no commits since {facts.merge_base.ref}: there is nothing to propose",
             hint="commit your fix first",
         )
-    remote = settings.get("push_remote")
+    remote = settings.text("push_remote")
     has_remote = gitcmd.git("remote", "get-url", remote, cwd=root, check=False) != ""
     push_required = head is None
     push = (
@@ -334,7 +334,7 @@ def plan_submission(
         labels=labels,
         reviewers=reviewers,
     )
-    github_url = settings.get("github_url")
+    github_url = settings.text("github_url")
     gh = gh_ready(github_url)
     return Submission(
         record_path=record_path,
@@ -477,7 +477,7 @@ def create_with_api(settings: Settings, submission: Submission) -> tuple[str, in
     from contribkit.github.auth import api_host, is_enterprise, resolve_token
     from contribkit.github.client import github_errors, make_client
 
-    github_url = settings.get("github_url")
+    github_url = settings.text("github_url")
     token = resolve_token(github_url)
     if not token:
         host = api_host(github_url)

@@ -69,7 +69,7 @@ class ReproResult:
 
 def default_out_dir(ws: Workspace, name: str) -> Path:
     base = ws.root if ws.root is not None else Path.cwd()
-    return base / str(ws.settings.get("repros_dir")) / name
+    return base / str(ws.settings.text("repros_dir")) / name
 
 
 def scratch_patterns(ws: Workspace, out_dir: Path, written: list[str]) -> tuple[str, ...]:
@@ -102,7 +102,7 @@ def fetch(ws: Workspace, request: ReproRequest) -> Fetched:
     if request.issue:
         named, number = parse_issue_ref(request.issue)
         slug = named or ws.repo()[0]  # the remote lookup only when the reference names no repo
-        github = ws.settings.get("github_url")
+        github = ws.settings.text("github_url")
         return fetch_issue(
             ws.settings,
             slug,

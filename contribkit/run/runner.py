@@ -137,14 +137,14 @@ def default_paths(
     if facts is None:
         facts = gitfacts.branch_facts(
             root,
-            settings.get("upstream_remote"),
-            settings.get("base_branch"),
+            settings.text("upstream_remote"),
+            settings.text("base_branch"),
             include_worktree=True,
         )
     notes: list[str] = []
     paths: list[Path] = []
     if facts.issue_number is not None:
-        folder = root / settings.get("repros_dir") / f"issue-{facts.issue_number}"
+        folder = root / settings.text("repros_dir") / f"issue-{facts.issue_number}"
         if (folder / "repro.py").is_file():
             paths.append(folder)
         else:
@@ -628,7 +628,7 @@ def local_columns(
     local_devices = tuple(d for d in devices if not (remote is not None and d == "cuda"))
     columns = []
     for index, python in enumerate(dict.fromkeys(pythons), start=1):
-        info = probe_torch(python, cache, scrub=settings.get("scrub_env"))
+        info = probe_torch(python, cache, scrub=settings.names("scrub_env"))
         columns.append(Column(interpreter_from_probe(index, python, info, None), local_devices))
     if remote is not None and "cuda" in devices:
         info = remote.probe()

@@ -93,7 +93,7 @@ def options_for(request: RunRequest, settings: Settings) -> RunOptions:
     """The devices, requirements and limits of a run: the request's, else the settings'."""
     from contribkit.run import runner
 
-    device_list = runner.parse_devices(request.devices or settings.get("run.devices"))
+    device_list = runner.parse_devices(request.devices or settings.names("run.devices"))
     required = runner.parse_devices(request.require) if request.require else []
     missing = [d for d in required if d not in device_list]
     if missing:
@@ -105,24 +105,24 @@ def options_for(request: RunRequest, settings: Settings) -> RunOptions:
         devices=device_list,
         require=required,
         expect=request.expect,
-        timeout=request.timeout or settings.get("run.timeout"),
-        jobs=request.jobs or settings.get("run.jobs") or runner.default_jobs(),
+        timeout=request.timeout or settings.number("run.timeout"),
+        jobs=request.jobs or settings.integer("run.jobs") or runner.default_jobs(),
         keyword=request.keyword,
-        scrub=list(settings.get("scrub_env")),
+        scrub=list(settings.names("scrub_env")),
     )
 
 
 def remote_host(request: RunRequest, settings: Settings) -> RemoteHost | None:
     """Where the CUDA legs run over ssh, when a host is asked for or configured."""
-    host = request.cuda_host or settings.get("run.cuda_host")
+    host = request.cuda_host or settings.optional_text("run.cuda_host")
     if not host:
         return None
     from contribkit.run.remote import RemoteHost
 
     return RemoteHost(
         host,
-        python=request.cuda_python or settings.get("run.cuda_python"),
-        scrub=tuple(settings.get("scrub_env")),
+        python=request.cuda_python or settings.text("run.cuda_python"),
+        scrub=tuple(settings.names("scrub_env")),
     )
 
 

@@ -113,7 +113,7 @@ def _builder(
         result = probe_target(ws.python(), probe, ws.settings)
         return partial(module_spec, result, init_args, test_name)
     if request.from_repro:
-        folder = resolve_repro_dir(request.from_repro, base / ws.settings.get("repros_dir"))
+        folder = resolve_repro_dir(request.from_repro, base / ws.settings.text("repros_dir"))
         return partial(repro_spec, read_repro(folder), test_name)
     assert test_name is not None
     return partial(skeleton_spec, test_name, area or "tests")

@@ -121,7 +121,7 @@ def probe_target(python: str, request: dict[str, Any], settings: Settings) -> di
     from contribkit.run.probe import probe_source, probe_torch, run_probe
 
     root = cache_root(settings)
-    scrub = settings.get("scrub_env")
+    scrub = settings.names("scrub_env")
     info = probe_torch(python, JsonCache(root, "probes"), scrub=scrub)
     if not info.torch:
         raise BadInput(

@@ -62,7 +62,7 @@ def demo(directory: Path | None, python: str | None, as_json: bool) -> int:
     info = probe_torch(
         interpreter,
         JsonCache(cache_root(ws.settings), "probes"),
-        scrub=ws.settings.get("scrub_env"),
+        scrub=ws.settings.names("scrub_env"),
     )
     if not info.torch:
         raise BadInput(

@@ -45,7 +45,7 @@ def check_repo(ws: Workspace) -> list[Check]:
             )
         ]
     checks = [Check("git repo", "OK", str(ws.root))]
-    upstream_name = ws.settings.get("upstream_remote")
+    upstream_name = ws.settings.text("upstream_remote")
     checks.append(upstream_check(ws, upstream_name))
     checks.append(fork_check(ws, "origin"))
     repo, source = ws.repo()
@@ -110,7 +110,7 @@ def check_torch(ws: Workspace) -> list[Check]:
         info = probe_torch(
             python,
             JsonCache(cache_root(ws.settings), "probes"),
-            scrub=ws.settings.get("scrub_env"),
+            scrub=ws.settings.names("scrub_env"),
         )
     except ContribkitError as exc:
         return [Check("torch", "FAIL", exc.message, exc.hint or "")]
@@ -149,7 +149,7 @@ def check_github(ws: Workspace) -> list[Check]:
     from contribkit.github.auth import resolve_token
 
     gh = shutil.which("gh")
-    token = resolve_token(ws.settings.get("github_url"))
+    token = resolve_token(ws.settings.text("github_url"))
     if token:
         detail = f"token from {token.source}" + ("" if gh else "; gh not installed")
         hint = "" if gh else "install gh (https://cli.github.com) for `contribkit submit`"

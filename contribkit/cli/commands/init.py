@@ -147,7 +147,7 @@ def init(uninstall: bool, lintrunner: bool, force: bool, dry_run: bool, as_json:
     if uninstall:
         plan = plan_uninstall(root)
     else:
-        repros_dir = str(ws.settings.get("repros_dir"))
+        repros_dir = str(ws.settings.text("repros_dir"))
         plan = plan_install(root, lintrunner=lintrunner, force=force, repros_dir=repros_dir)
     if not dry_run:
         apply(plan)

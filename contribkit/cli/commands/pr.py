@@ -155,7 +155,7 @@ def pr(
     root = ws.require_root()
     settings = ws.settings
     facts = gitfacts.branch_facts(
-        root, settings.get("upstream_remote"), base or settings.get("base_branch")
+        root, settings.text("upstream_remote"), base or settings.text("base_branch")
     )
     inputs = gather(ws, facts, issue=issue, offline=offline)
     result = draft(
@@ -236,11 +236,11 @@ def check(
     facts = None
     if ws.root is not None:  # outside a fork only the body itself is checked
         facts = gitfacts.branch_facts(
-            ws.root, settings.get("upstream_remote"), base or settings.get("base_branch")
+            ws.root, settings.text("upstream_remote"), base or settings.text("base_branch")
         )
     rules = TitleRules.from_settings(settings, title_style)
     ctx = check_context(ws.root, facts, rules, title=title, ai_text=ai_text)
-    names = list(ws.settings.get("hooks.disable"))
+    names = list(ws.settings.names("hooks.disable"))
     for arg in disable:
         names.extend(arg.split(","))
     disabled, unknown = resolve_rule_names(names)
