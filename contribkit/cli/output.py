@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Sequence
 from typing import Any
+
+import click
 
 STATUS_STYLES = {
     "OK": "green",
@@ -23,17 +24,21 @@ STATUS_STYLES = {
 
 
 def use_rich() -> bool:
-    return sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
+    """Tables and colour follow the one colour rule the hooks' reports follow too: a terminal,
+    without ``NO_COLOR`` or ``TERM=dumb``."""
+    from contribkit.conventions.report import use_color
+
+    return use_color("auto", sys.stdout)
 
 
 def print_json(obj: Any) -> None:
-    print(json.dumps(obj, indent=2, default=str))
+    click.echo(json.dumps(obj, indent=2, default=str))
 
 
 def print_table(
     columns: Sequence[str], rows: Sequence[Sequence[str]], title: str | None = None
 ) -> None:
-    """A table: rich (colour honours NO_COLOR) on a TTY, else tab-free aligned plain text."""
+    """A table: rich when :func:`use_rich`, else tab-free aligned plain text."""
     if use_rich():
         from rich.console import Console
         from rich.table import Table
@@ -46,11 +51,11 @@ def print_table(
         Console().print(table)
         return
     if title:
-        print(title)
+        click.echo(title)
     widths = [max(len(str(c)) for c in col) for col in zip(columns, *rows, strict=True)]
     for row in (columns, *rows):
         cells = [str(cell).ljust(width) for cell, width in zip(row, widths, strict=True)]
-        print("  ".join(cells).rstrip())
+        click.echo("  ".join(cells).rstrip())
 
 
 def _styled(cell: str) -> str:

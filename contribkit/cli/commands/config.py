@@ -67,8 +67,8 @@ def config(list_keys: bool, as_json: bool) -> int:
     if as_json:
         print_json({"files": files, "settings": values})
     else:
-        print(f"user config: {files['user']}")
-        print(f"repo config: {files['repo'] or '(not in a git repository)'}")
+        click.echo(f"user config: {files['user']}")
+        click.echo(f"repo config: {files['repo'] or '(not in a git repository)'}")
         print_table(
             ["key", "value", "from"],
             [(k, repr(v["value"]), v["source"]) for k, v in values.items()],

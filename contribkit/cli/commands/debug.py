@@ -171,11 +171,10 @@ def _command_line(run: bool = False) -> str:
 def _print_start(plan: DebugPlan) -> None:
     """Before a run: what runs, and where its output goes."""
     logs_at = plan.artefact(".<backend>.log") if plan.ablation else plan.log_path
-    print(
+    click.echo(
         f"debug: running {plan.target} with {plan.python} "
         f"(TORCH_LOGS={str(plan.logs) or '(none)'}); log: {logs_at}",
-        file=sys.stderr,
-        flush=True,
+        err=True,
     )
 
 
@@ -188,7 +187,7 @@ def _print_script(outcome: DebugOutcome, as_json: bool, to_stdout: bool) -> None
         print_json({**outcome.plan.as_dict(), "written": None, "script_text": text})
         return
     if not to_stdout:  # --dry-run
-        print(f"debug: would write {outcome.plan.output}", file=sys.stderr)
+        click.echo(f"debug: would write {outcome.plan.output}", err=True)
     sys.stdout.write(text)
 
 
@@ -252,7 +251,7 @@ def _print_logs(registry: Registry, as_json: bool) -> None:
     print_table(
         ["name", "kind", "description"], rows, title=f"TORCH_LOGS names from {registry.source()}"
     )
-    print(
+    click.echo(
         "\nPrefix a component or module with + for DEBUG or - for ERROR; artifacts are on or off. "
         "Qualified module names (+torch._dynamo.guards) are accepted too."
     )
@@ -268,22 +267,22 @@ def _print_plan(plan: DebugPlan, as_json: bool, done: str) -> None:
         written = str(plan.output) if done == "wrote" else None
         print_json({**plan.as_dict(), "written": written})
         return
-    print(f"{done} {plan.output if done == 'wrote' else plan.target}")
-    print(f"  TORCH_LOGS={str(plan.logs) or '(none)'}")
+    click.echo(f"{done} {plan.output if done == 'wrote' else plan.target}")
+    click.echo(f"  TORCH_LOGS={str(plan.logs) or '(none)'}")
     for var in plan.env:
         if var.name != "TORCH_LOGS":
-            print(f"  {var.name}={var.resolved(plan.stem)}")
+            click.echo(f"  {var.name}={var.resolved(plan.stem)}")
     if plan.anomaly or plan.ablation:
         runs = ", ".join(BACKENDS) if plan.ablation else "once"
         mode = " with anomaly detection" if plan.anomaly else ""
-        print(f"  through contribkit's runner{mode}: {runs}")
+        click.echo(f"  through contribkit's runner{mode}: {runs}")
     if done != "wrote":
         return
-    print(f"\nrun it with: bash {shlex.quote(str(plan.output))}")
-    print(
+    click.echo(f"\nrun it with: bash {shlex.quote(str(plan.output))}")
+    click.echo(
         f"its output goes to {plan.log_path}" + (" (one log per backend)" if plan.ablation else "")
     )
-    print(f"or run it now, with a summary: {_command_line(run=True)}")
+    click.echo(f"or run it now, with a summary: {_command_line(run=True)}")
 
 
 def _short(text: str, width: int = REASON_WIDTH) -> str:
@@ -308,10 +307,10 @@ def _print_run(result: DebugRun, as_json: bool) -> None:
     else:
         _print_backend_run(result.runs[0])
     if result.artefacts:
-        print()
+        click.echo()
         print_table(["artefact", "path"], result.artefacts, title="Artefacts")
     for note in result.plan.notes:
-        print(f"next: {result.plan.note_text(note)}")
+        click.echo(f"next: {result.plan.note_text(note)}")
 
 
 def _print_backend_run(run: BackendRun) -> None:
@@ -320,54 +319,54 @@ def _print_backend_run(run: BackendRun) -> None:
     s = run.summary
     sig = signal_name(run.exit_code)
     state = "timed out" if run.timed_out else f"exit {run.exit_code}" + (f" ({sig})" if sig else "")
-    print(f"{run.status}: {state} after {run.duration_s:.1f}s; log: {run.log}")
+    click.echo(f"{run.status}: {state} after {run.duration_s:.1f}s; log: {run.log}")
     if run.log_truncated:
-        print("  (the log was truncated; the summary covers its first part)")
+        click.echo("  (the log was truncated; the summary covers its first part)")
     dynamo = (run.report or {}).get("dynamo")
     if run.report is not None and not (dynamo or {}).get("frames", {}).get("total"):
-        print("  torch.compile was not reached: Dynamo compiled nothing")
+        click.echo("  torch.compile was not reached: Dynamo compiled nothing")
     elif dynamo:
         frames = dynamo.get("frames", {})
-        print(
+        click.echo(
             f"  Dynamo compiled {frames.get('total', 0)} frame(s) into "
             f"{dynamo.get('unique_graphs', 0)} graph(s)"
         )
     section = s.graph_break_section
     if s.graph_breaks:
         total = sum(g.count for g in s.graph_breaks)
-        print(f"\nGraph breaks: {total} ({len(s.graph_breaks)} unique)")
+        click.echo(f"\nGraph breaks: {total} ({len(s.graph_breaks)} unique)")
         for g in s.graph_breaks:
             code = f" [{g.code}]" if g.code else ""
-            print(f"  {g.count}x  {_shown(g.location)}  {g.reason}{code}")
+            click.echo(f"  {g.count}x  {_shown(g.location)}  {g.reason}{code}")
             if g.explanation:
-                print(f"        {_short(g.explanation)}")
+                click.echo(f"        {_short(g.explanation)}")
     elif not section.recognised:
-        print(f"\nGraph breaks: format not recognised: {section.note}; see the log")
+        click.echo(f"\nGraph breaks: format not recognised: {section.note}; see the log")
     elif section.logged:
-        print("\nGraph breaks: none")
+        click.echo("\nGraph breaks: none")
     else:
-        print(f"\nGraph breaks: not logged ({section.note or 'add --preset graph-breaks'})")
+        click.echo(f"\nGraph breaks: not logged ({section.note or 'add --preset graph-breaks'})")
     rsection = s.recompile_section
     if s.recompiles:
-        print(f"\nRecompilations: {len(s.recompiles)}")
+        click.echo(f"\nRecompilations: {len(s.recompiles)}")
         for r in s.recompiles:
-            print(f"  {r.compile_id}  {r.function} ({_shown(r.location)})")
+            click.echo(f"  {r.compile_id}  {r.function} ({_shown(r.location)})")
             for reason in r.reasons or ["(no reason logged)"]:
-                print(f"        guard failed: {_short(reason)}")
+                click.echo(f"        guard failed: {_short(reason)}")
     elif not rsection.recognised:
-        print(f"\nRecompilations: format not recognised: {rsection.note}; see the log")
+        click.echo(f"\nRecompilations: format not recognised: {rsection.note}; see the log")
     elif rsection.logged:
-        print("\nRecompilations: none")
+        click.echo("\nRecompilations: none")
     else:
-        print("\nRecompilations: not logged (add --preset recompiles)")
+        click.echo("\nRecompilations: not logged (add --preset recompiles)")
     for limit in s.recompile_limits:
-        print(f"  warning: {limit}")
+        click.echo(f"  warning: {limit}")
     if run.exit_code != 0 and s.exception:
-        print("\nFinal exception:")
+        click.echo("\nFinal exception:")
         for line in s.exception.splitlines():
-            print(f"  {line}")
+            click.echo(f"  {line}")
     if s.verdict:
-        print(f"\nRepro verdict: {s.verdict[0]} {s.verdict[1]}")
+        click.echo(f"\nRepro verdict: {s.verdict[0]} {s.verdict[1]}")
 
 
 def _failure_detail(run: BackendRun) -> str:
@@ -397,10 +396,12 @@ def _print_ablation(result: DebugRun) -> None:
     )
     first = result.first_failure
     if first and first.backend:
-        print(f"\nfirst failure: {first.backend} -> points at {BACKENDS[first.backend]}")
-        print(f"its log: {first.log}")
+        click.echo(f"\nfirst failure: {first.backend} -> points at {BACKENDS[first.backend]}")
+        click.echo(f"its log: {first.log}")
     else:
-        print("\nno backend failed")
+        click.echo("\nno backend failed")
     could_not = [r.backend or "" for r in result.runs if r.status == "CANNOT_RUN"]
     if could_not:
-        print(f"the repro could not run (CANNOT_RUN) on: {', '.join(could_not)}; see their logs")
+        click.echo(
+            f"the repro could not run (CANNOT_RUN) on: {', '.join(could_not)}; see their logs"
+        )

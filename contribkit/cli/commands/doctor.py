@@ -346,5 +346,5 @@ def doctor(python: str | None, repo: str | None, github_url: str | None, as_json
             [(c.name, c.status, c.detail, c.hint) for c in checks],
         )
         counts = {s: sum(c.status == s for c in checks) for s in ("OK", "WARN", "FAIL")}
-        print(f"\n{counts['OK']} ok, {counts['WARN']} warning(s), {counts['FAIL']} failure(s)")
+        click.echo(f"\n{counts['OK']} ok, {counts['WARN']} warning(s), {counts['FAIL']} failure(s)")
     return 1 if failed else 0

@@ -47,34 +47,36 @@ def _print_plan(plan: Plan, dry_run: bool) -> None:
 
     root = plan.root
     if plan.mode == "snippet":
-        print(
+        click.echo(
             f"{root} tracks its own {TRACKED_CONFIG}, so contribkit installs nothing here.\n"
             f"Add contribkit's hooks under `repos:` in {TRACKED_CONFIG}:\n"
         )
-        print(plan.snippet)
-        print(
+        click.echo(plan.snippet)
+        click.echo(
             "Then install the hook types they need (commit-msg and pre-push hooks do nothing "
             "until installed):\n  pre-commit install -t pre-commit -t commit-msg -t pre-push"
         )
     else:
-        print(f"contribkit init{' --uninstall' if plan.mode == 'uninstall' else ''}: {root}")
+        click.echo(f"contribkit init{' --uninstall' if plan.mode == 'uninstall' else ''}: {root}")
         done, would = CONFIG_WORDS[plan.config_action]
-        print(f"  {'config':<11} {would if dry_run else done} {_shown(plan.config_path, root)}")
+        click.echo(
+            f"  {'config':<11} {would if dry_run else done} {_shown(plan.config_path, root)}"
+        )
         for change in plan.hooks:
             words = ACTION_WORDS[(change.action, dry_run)]
             was = f" (was: {change.before})" if change.action in ("install", "replace") else ""
             note = f"; {change.note}" if change.note else ""
-            print(f"  {change.hook_type:<11} {words}{was}{note}")
+            click.echo(f"  {change.hook_type:<11} {words}{was}{note}")
     if plan.excludes:
         if plan.mode == "uninstall":
             verb, where = ("would remove" if dry_run else "removed"), "from"
         else:
             verb, where = ("would add" if dry_run else "added"), "to"
-        print(f"  {'exclude':<11} {verb} {', '.join(plan.excludes)} {where} .git/info/exclude")
+        click.echo(f"  {'exclude':<11} {verb} {', '.join(plan.excludes)} {where} .git/info/exclude")
     elif plan.mode != "uninstall":
-        print(f"  {'exclude':<11} scratch outputs already in .git/info/exclude")
+        click.echo(f"  {'exclude':<11} scratch outputs already in .git/info/exclude")
     if plan.excludes_kept:
-        print(
+        click.echo(
             f"  {'exclude':<11} kept {', '.join(plan.excludes_kept)}: still on disk, so git "
             "would start showing them (--uninstall again removes them once they are gone)"
         )
@@ -84,20 +86,20 @@ def _print_plan(plan: Plan, dry_run: bool) -> None:
             if plan.lintrunner
             else ("off (contribkit init --lintrunner runs it at each commit)")
         )
-        print(f"  {'lintrunner':<11} {state}")
+        click.echo(f"  {'lintrunner':<11} {state}")
     if dry_run:
-        print("Dry run: nothing was changed.")
+        click.echo("Dry run: nothing was changed.")
     elif not plan.changes_anything:
-        print(
+        click.echo(
             "Nothing to change: already set up." if plan.mode != "uninstall" else "Nothing to undo."
         )
     elif plan.mode == "install":
-        print(
+        click.echo(
             "Done: the hooks run at every commit and push. Tune or switch off rules in "
             ".contribkit.toml [hooks]; undo with: contribkit init --uninstall"
         )
     elif plan.mode == "uninstall":
-        print("Done: contribkit's hooks are uninstalled.")
+        click.echo("Done: contribkit's hooks are uninstalled.")
 
 
 @click.command()

@@ -163,20 +163,20 @@ def show(root: Path, path: Path, record: RunRecord, per_test: bool, as_json: boo
     print_table(header, rows, title=f"contribkit run at {record.short_head}")
     if len(record.interpreters) > 1 or record.interpreters[0].host:
         for interp in record.interpreters:
-            print(f"[{interp.index}] {interp.label}")
+            click.echo(f"[{interp.index}] {interp.label}")
     for note in record.notes:
-        print(f"note: {note}")
+        click.echo(f"note: {note}")
     red = [c for c in record.cells if c.required and not is_green(c, record.expect)]
     for cell in red:
         detail = cell.detail if len(cell.detail) <= 200 else cell.detail[:199] + "…"
-        print(f"{cell.status}: {cell.file} on {cell.device} [{cell.interpreter}]: {detail}")
+        click.echo(f"{cell.status}: {cell.file} on {cell.device} [{cell.interpreter}]: {detail}")
         if cell.log_path:
-            print(f"  log: {cell.log_path}")
+            click.echo(f"  log: {cell.log_path}")
     counts: dict[str, int] = {}
     for cell in record.cells:
         counts[cell.status] = counts.get(cell.status, 0) + 1
     summary = ", ".join(f"{n} {status}" for status, n in counts.items())
     total = sum(c.duration_s for c in record.cells)
-    print(f"{len(record.cells)} cells ({summary}), {total:.1f}s of legs")
-    print(f"record: {shown_path}")
-    print(("ok: " if record.ok else "failed: ") + record.reason)
+    click.echo(f"{len(record.cells)} cells ({summary}), {total:.1f}s of legs")
+    click.echo(f"record: {shown_path}")
+    click.echo(("ok: " if record.ok else "failed: ") + record.reason)

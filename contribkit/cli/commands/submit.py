@@ -159,8 +159,8 @@ def submit(
             }
         )
     else:
-        print(f"opened {outcome.url}")
-        print(f"gate: {relpath(plan.record_path, root)} at {plan.record.short_head}")
+        click.echo(f"opened {outcome.url}")
+        click.echo(f"gate: {relpath(plan.record_path, root)} at {plan.record.short_head}")
     return 0
 
 
@@ -212,29 +212,29 @@ def print_plan(plan: Submission, root: Path, push_flag: bool) -> None:
 
     record = plan.record
     green = sum(c.required for c in record.cells)
-    print(
+    click.echo(
         f"gate: ok: {relpath(plan.record_path, root)} is for {record.short_head} "
         f"on a clean tree, {green} required cell(s) green"
     )
     if plan.push is None:
-        print("push: no push remote; --head names the branch")
+        click.echo("push: no push remote; --head names the branch")
     elif not plan.push.needed:
-        print(f"push: not needed ({plan.push.state})")
+        click.echo(f"push: not needed ({plan.push.state})")
     elif push_flag:
-        print(f"would push: {shlex.join(plan.push.argv())}  ({plan.push.state})")
+        click.echo(f"would push: {shlex.join(plan.push.argv())}  ({plan.push.state})")
     elif plan.push_required:
-        print(
+        click.echo(
             f"push: needed ({plan.push.state}); without --push a real run asks on a "
             "terminal, and stops when there is none"
         )
     else:
-        print(f"push: not checked ({plan.push.state}; --head names the branch)")
+        click.echo(f"push: not checked ({plan.push.state}; --head names the branch)")
     if plan.method == "gh":
-        print(f"would run: {shlex.join(plan.gh_argv())}")
+        click.echo(f"would run: {shlex.join(plan.gh_argv())}")
     else:
         for call in plan.api_calls():
-            print(f"would send: {call['method']} {call['url']}")
-            print(json.dumps(call["json"], indent=2))
+            click.echo(f"would send: {call['method']} {call['url']}")
+            click.echo(json.dumps(call["json"], indent=2))
     where = f" ({relpath(plan.body_path, root)})" if plan.method == "gh" else ""
-    print(f"--- body{where} ---")
-    print(plan.pr.body, end="")
+    click.echo(f"--- body{where} ---")
+    click.echo(plan.pr.body, nl=False)
