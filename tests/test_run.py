@@ -21,7 +21,7 @@ from contribkit.target.reprolib import VERDICT_PREFIX
 from tests.conftest import Ck, git
 from tests.runhelpers import alive, cells, run_json, wait_dead, write
 
-# A repro written by hand that keeps DESIGN.md's verdict contract (as `contribkit repro` output does).
+# A repro written by hand that keeps the verdict contract (docs/architecture.md) (as `contribkit repro` output does).
 REPRO = """\
 import argparse, os, sys
 parser = argparse.ArgumentParser()

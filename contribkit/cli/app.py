@@ -1,7 +1,7 @@
 """The ``contribkit`` command: a Click group whose subcommands load lazily.
 
 ``contribkit --help`` and ``--version`` import Click and nothing heavy: each subcommand's module
-is imported only when that subcommand runs. Errors follow DESIGN.md's contract.
+is imported only when that subcommand runs. Errors follow the contract in docs/architecture.md.
 """
 
 from __future__ import annotations

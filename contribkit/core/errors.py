@@ -1,4 +1,4 @@
-"""The error contract: exit codes and the one-line error form (see DESIGN.md).
+"""The error contract: exit codes and the one-line error form (docs/architecture.md, "Contracts").
 
 Every expected failure raises a :class:`ContribkitError`; ``cli.main`` prints it as
 ``contribkit: error: <what>`` plus at most one ``hint:`` line and exits with its code.

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
     from pathlib import Path
 
-# Scratch outputs that must never be committed by accident (DESIGN.md, Safety).
+# Scratch outputs that must never be committed by accident (docs/architecture.md, "Contracts").
 SCRATCH_EXCLUDES = (
     "/repros/",
     "/.contribkit/",

@@ -1,6 +1,6 @@
 """The run record: what ``contribkit run`` checked, on which tree, and what came out.
 
-Written atomically to ``.contribkit/runs/<utc-timestamp>-<short-sha>.json`` (DESIGN.md, "Run
+Written atomically to ``.contribkit/runs/<utc-timestamp>-<short-sha>.json`` (docs/architecture.md, "Run
 record") and read back by ``run --last``, the ``submit`` gate and the PR body. This module owns the
 schema, what "green" means, and the matrix view (table rows, markdown, JUnit) of a record.
 """

@@ -5,7 +5,7 @@ A *leg* is one (file, device, interpreter). Each leg is a child process started 
 capped log under ``.contribkit/runs/<id>/``), and its outcome becomes a :class:`~record.Cell`:
 
 - a repro script runs as ``python repro.py --device D`` with ``CONTRIBKIT_DEVICE=D``; its last line
-  is the verdict (DESIGN.md), checked against its exit code;
+  is the verdict (docs/architecture.md, "Contracts"), checked against its exit code;
 - a PyTorch device-generic test file runs through pytest with ``PYTORCH_TESTING_DEVICE_ONLY_FOR=D``
   and ``--junitxml``; per-test outcomes come from the XML, never from pytest's text;
 - a plain pytest file runs once, in the cpu column.
