@@ -67,32 +67,51 @@ def commit_files(repo: Path, files: dict[str, str], message: str) -> None:
     git("commit", "-q", "-m", message, cwd=repo)
 
 
-@pytest.fixture(autouse=True)
-def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No test reads the developer's tokens, config, cache or gh login.
+# Variables no test may inherit from the developer (names; CONTRIBKIT_* go too).
+_DROPPED = {
+    "CI",
+    "GH_TOKEN",
+    "GITHUB_TOKEN",
+    "GH_ENTERPRISE_TOKEN",
+    "GITHUB_ENTERPRISE_TOKEN",
+    "NO_COLOR",
+}
+
+
+def isolated_environ(home: Path, base: dict[str, str] | None = None) -> dict[str, str]:
+    """``base`` (default: os.environ) without the developer's tokens, config, cache or gh login,
+    pointed at a fresh ``home``.
 
     ``CI`` goes too: under it, torch's ``run_tests()`` saves XML reports through xmlrunner, a
     package of PyTorch's CI that a contributor's machine (which the suite plays) does not have.
     """
-    home = tmp_path_factory.mktemp("home")
-    for name in list(os.environ):
-        if name.startswith("CONTRIBKIT_") or name in {
-            "CI",
-            "GH_TOKEN",
-            "GITHUB_TOKEN",
-            "GH_ENTERPRISE_TOKEN",
-            "GITHUB_ENTERPRISE_TOKEN",
-            "NO_COLOR",
-        }:
-            monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("CONTRIBKIT_CONFIG", str(home / "config.toml"))
-    monkeypatch.setenv("CONTRIBKIT_CACHE_DIR", str(home / "cache"))
-    monkeypatch.setenv("GH_CONFIG_DIR", str(home / "gh"))
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / "gitconfig"))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    env = {
+        name: value
+        for name, value in (os.environ if base is None else base).items()
+        if not name.startswith("CONTRIBKIT_") and name not in _DROPPED
+    }
+    env.update(
+        CONTRIBKIT_CONFIG=str(home / "config.toml"),
+        CONTRIBKIT_CACHE_DIR=str(home / "cache"),
+        GH_CONFIG_DIR=str(home / "gh"),
+        GIT_CONFIG_GLOBAL=str(home / "gitconfig"),
+        GIT_CONFIG_NOSYSTEM="1",
+    )
     (home / "gitconfig").write_text(
         "[user]\n\tname = Test Contributor\n\temail = contributor@example.com\n[init]\n\tdefaultBranch = main\n"
     )
+    return env
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reads the developer's tokens, config, cache or gh login (:func:`isolated_environ`)."""
+    env = isolated_environ(tmp_path_factory.mktemp("home"))
+    for name in set(os.environ) - set(env):
+        monkeypatch.delenv(name)
+    for name, value in env.items():
+        if os.environ.get(name) != value:
+            monkeypatch.setenv(name, value)
 
 
 @pytest.fixture(scope="session")

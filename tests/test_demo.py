@@ -3,22 +3,36 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import RunCli, git
+from tests.conftest import RunCli, git, isolated_environ
 
 pytestmark = pytest.mark.slow  # three real runs of torch code, a few seconds each
 
+DemoRun = tuple[subprocess.CompletedProcess[str], Path]
 
-def test_demo_walks_the_workflow(run_cli: RunCli, shared_cache: str, tmp_path: Path) -> None:
-    scratch = tmp_path / "scratch"
-    proc = run_cli(
-        "demo", "--dir", str(scratch), "--json", env={"CONTRIBKIT_CACHE_DIR": shared_cache}
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
+    """One real demo for the module: ``--json`` on stdout, the progress a person sees on stderr."""
+    scratch = tmp_path_factory.mktemp("demo") / "scratch"
+    proc = subprocess.run(
+        [sys.executable, "-m", "contribkit", "demo", "--dir", str(scratch), "--json"],
+        env=isolated_environ(tmp_path_factory.mktemp("home")),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc, scratch
+
+
+def test_demo_walks_the_workflow(demo_run: DemoRun) -> None:
+    proc, scratch = demo_run
     result = json.loads(proc.stdout)
     assert result["ok"] and result["dir"] == str(scratch)
     steps = {s["number"]: s for s in result["steps"]}
@@ -60,11 +74,9 @@ def test_demo_walks_the_workflow(run_cli: RunCli, shared_cache: str, tmp_path: P
     assert git("status", "--porcelain", cwd=scratch) == ""
 
 
-def test_demo_prints_each_step(run_cli: RunCli, shared_cache: str, tmp_path: Path) -> None:
-    scratch = tmp_path / "scratch"
-    proc = run_cli("demo", "--dir", str(scratch), env={"CONTRIBKIT_CACHE_DIR": shared_cache})
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    out = proc.stdout
+def test_demo_prints_each_step(demo_run: DemoRun) -> None:
+    proc, scratch = demo_run
+    out = proc.stderr  # with --json, the progress is on stderr
     assert out.startswith(
         "contribkit demo: the whole workflow on the bundled example issue, offline\n"
         f"scratch fork: {scratch}\n"
@@ -74,11 +86,11 @@ def test_demo_prints_each_step(run_cli: RunCli, shared_cache: str, tmp_path: Pat
         "\n2. run: confirm the bug before fixing it\n",
         "\n4. fix: commit the fix\n",
         "\n6. pr: write the PR title and body\n",
-        "\n--- the PR body ---\nFixes #4242\n",
         f"The scratch fork is left for you: {scratch}\n",
     ):
         assert header in out
     assert "   -> REPRODUCED on cpu at " in out and "   -> NOT_REPRODUCED on cpu at " in out
+    assert "--- the PR body ---" not in out  # the body is in the JSON
 
 
 def test_demo_refuses_bad_input(run_cli: RunCli, tmp_path: Path) -> None:

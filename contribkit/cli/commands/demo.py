@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -70,21 +71,21 @@ def demo(directory: Path | None, python: str | None, as_json: bool) -> int:
             hint="pass --python with an interpreter that has torch (pip install torch)",
         )
     root = scratch_dir(directory)
-    if not as_json:
-        click.echo("contribkit demo: the whole workflow on the bundled example issue, offline")
-        click.echo(f"scratch fork: {root}")
-        click.echo(f"interpreter:  {interpreter} (torch {info.torch_version})")
-    result = run_demo(root, interpreter, progress=None if as_json else show_step)
+    # With --json, the JSON object is stdout; the progress a person watches goes to stderr.
+    say = functools.partial(click.echo, err=as_json)
+    say("contribkit demo: the whole workflow on the bundled example issue, offline")
+    say(f"scratch fork: {root}")
+    say(f"interpreter:  {interpreter} (torch {info.torch_version})")
+    result = run_demo(root, interpreter, progress=functools.partial(show_step, err=as_json))
     if as_json:
         print_json(result.as_dict())
-    else:
-        if result.body is not None:
-            click.echo("\n--- the PR body ---")
-            click.echo(result.body, nl=False)
-            click.echo("---")
-        click.echo(f"\n{'Done' if result.ok else 'Stopped'} in {result.duration_s:.1f}s.")
-        click.echo(f"The scratch fork is left for you: {root}")
-        click.echo(f"  cd {root} && git log --stat && contribkit run --last")
+    elif result.body is not None:
+        say("\n--- the PR body ---")
+        say(result.body, nl=False)
+        say("---")
+    say(f"\n{'Done' if result.ok else 'Stopped'} in {result.duration_s:.1f}s.")
+    say(f"The scratch fork is left for you: {root}")
+    say(f"  cd {root} && git log --stat && contribkit run --last")
     if not result.ok:
         failed = result.steps[-1]
         if as_json:
@@ -96,13 +97,14 @@ def demo(directory: Path | None, python: str | None, as_json: bool) -> int:
     return 0
 
 
-def show_step(step: Step) -> None:
-    click.echo(f"\n{step.number}. {step.name}: {step.purpose}")
+def show_step(step: Step, err: bool = False) -> None:
+    say = functools.partial(click.echo, err=err)
+    say(f"\n{step.number}. {step.name}: {step.purpose}")
     if step.note:
-        click.echo(f"   {step.note}")
+        say(f"   {step.note}")
     if step.command:
-        click.echo(f"   $ {step.command}")
+        say(f"   $ {step.command}")
     for line in step.output.rstrip().splitlines():
-        click.echo(f"     {line}")
+        say(f"     {line}")
     mark = {"ok": "->", "failed": "!!"}[step.status]
-    click.echo(f"   {mark} {step.result} ({step.duration_s:.1f}s)")
+    say(f"   {mark} {step.result} ({step.duration_s:.1f}s)")
