@@ -1,11 +1,13 @@
-"""Facts about the branch under work, read with GitPython: HEAD, branch, dirty state and a stable
+"""Facts about the branch under work: HEAD, branch, dirty state and a stable
 hash of uncommitted changes, the merge-base with upstream, the commits and changed files since it
 (and the lines each file gained), and the issue the branch is for (its name, else its commits).
 
 Pure functions returning frozen dataclasses, shared by ``run`` (record and default paths),
-``submit`` (the gate) and ``pr`` (the body). History queries use GitPython, imported inside the
-functions that need it; :func:`tree_state`, on the hot path of every ``run``, is one plain
-``git status``.
+``submit`` (the gate) and ``pr`` (the body). GitPython's object model answers what it models
+well (the repository, HEAD, an unborn branch), imported inside the functions that need it; logs
+and diffs go through the one git CLI wrapper (:mod:`contribkit.git.cmd`), whose base-branch
+policy and ``--numstat`` reader the hooks share. :func:`tree_state`, on the hot path of every
+``run``, is one plain ``git status``.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import TYPE_CHECKING
 from contribkit.conventions.branches import issue_from_branch
 from contribkit.conventions.commitmsg import split_trailers
 from contribkit.core.errors import BadInput
+from contribkit.git.cmd import git as run_git
 from contribkit.pr.check import FIXES_RE
 
 if TYPE_CHECKING:
@@ -112,8 +115,6 @@ def _hash_path(digest: hashlib._Hash, root: Path, rel: str) -> None:
     if path.is_symlink():
         digest.update(b"link\0" + os.readlink(path).encode() + b"\0")
     elif path.is_dir():  # a submodule: its checked-out commit stands for its content
-        from contribkit.git.cmd import git as run_git
-
         digest.update(b"submodule\0" + run_git("rev-parse", "HEAD", cwd=path).encode() + b"\0")
     elif path.is_file():
         digest.update(b"file\0" + (b"x" if os.access(path, os.X_OK) else b"-") + b"\0")
@@ -198,11 +199,7 @@ def find_merge_base(
 
 def commits_between(root: Path, base: str, head: str = "HEAD") -> list[Commit]:
     """Commits reachable from ``head`` but not ``base``, newest first (merges included)."""
-    repo = open_repo(root)
-    try:
-        out = repo.git.log(f"--format={_LOG_FORMAT}", f"{base}..{head}")
-    finally:
-        repo.close()
+    out = run_git("log", f"--format={_LOG_FORMAT}", f"{base}..{head}", cwd=root)
     commits = []
     for record in out.split(_RS):
         fields = record.strip("\n").split(_FS)
@@ -232,18 +229,14 @@ def changed_files(root: Path, base: str, *, include_worktree: bool = False) -> l
     from contribkit.git.cmd import numstat
 
     span = [base] if include_worktree else [base, "HEAD"]
-    repo = open_repo(root)
-    try:
-        common = ["-z", "--no-renames", "--no-ext-diff", "--no-textconv"]
-        statuses = repo.git.diff("--name-status", *common, *span).split("\0")
-        untracked = (
-            repo.git.ls_files("--others", "--exclude-standard", "-z").split("\0")
-            if include_worktree
-            else []
-        )
-        top = Path(repo.working_tree_dir or root)
-    finally:
-        repo.close()
+    common = ["-z", "--no-renames", "--no-ext-diff", "--no-textconv"]
+    statuses = run_git("diff", "--name-status", *common, *span, cwd=root).split("\0")
+    untracked = (
+        run_git("ls-files", "--others", "--exclude-standard", "-z", cwd=root).split("\0")
+        if include_worktree
+        else []
+    )
+    top = Path(run_git("rev-parse", "--show-toplevel", cwd=root) or root)
     status_of = {statuses[i + 1]: statuses[i][:1] for i in range(0, len(statuses) - 1, 2)}
     files = [
         ChangedFile(path, status_of.get(path, "M"), added, deleted)
@@ -271,23 +264,21 @@ def added_lines(root: Path, base: str, paths: Sequence[str]) -> dict[str, list[s
     """The lines each of ``paths`` gained between ``base`` and HEAD (without the ``+``)."""
     if not paths:
         return {}
-    repo = open_repo(root)
-    try:
-        out = repo.git.diff(
-            "-U0",
-            "--no-renames",
-            "--no-ext-diff",
-            "--no-textconv",
-            "--no-color",
-            "--src-prefix=a/",
-            "--dst-prefix=b/",
-            base,
-            "HEAD",
-            "--",
-            *paths,
-        )
-    finally:
-        repo.close()
+    out = run_git(
+        "diff",
+        "-U0",
+        "--no-renames",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--no-color",
+        "--src-prefix=a/",
+        "--dst-prefix=b/",
+        base,
+        "HEAD",
+        "--",
+        *paths,
+        cwd=root,
+    )
     added: dict[str, list[str]] = {}
     current: list[str] | None = None
     for line in out.splitlines():
