@@ -19,10 +19,11 @@ FORK_FILES = {
     "c10/core/Device.h": "// device\n",
     "test/test_nn.py": '# Owner(s): ["module: nn"]\n',
     "docs/source/index.rst": "PyTorch\n",
+    # PyTorch's real template, as written (pytorch/pytorch@074a3a6): "[ ] …", not "- [ ] …".
     ".github/PULL_REQUEST_TEMPLATE.md": (
         "Fixes #ISSUE_NUMBER\n\n"
-        "- [ ] I am familiar with [CONTRIBUTING.md](CONTRIBUTING.md).\n"
-        "- [ ] I ran `lintrunner -a`, and fixed all errors relevant to this change.\n"
+        "[ ] I am familiar with [CONTRIBUTING.md](CONTRIBUTING.md).\n"
+        "[ ] I ran `lintrunner -a`, and fixed all errors relevant to this change.\n"
     ),
     ".github/labeler.yml": (
         '"module: dynamo":\n- torch/_dynamo/**\n'

@@ -64,7 +64,9 @@ def test_demo_walks_the_workflow(demo_run: DemoRun) -> None:
     assert "# before: REPRODUCED RuntimeError: index_add_(): self (Long)" in body
     assert "# after:  NOT_REPRODUCED completed on cpu" in body
     assert "- CUDA: not run (no GPU available)" in body  # the CPU wheel: the truth here
-    assert '@pytorchbot label "release notes: python_frontend"' in body
+    # the label's bot command goes to the terminal, not the body; the template's lines stay
+    assert "@pytorchbot" not in body
+    assert "\n[ ] I ran `lintrunner -a`, and fixed all errors relevant to this change.\n" in body
     assert body.endswith("\ncc @contribkit-maintainers\n")
     # the scratch fork is left, clean, with the fix committed on the branch
     assert git("rev-parse", "--abbrev-ref", "HEAD", cwd=scratch) == result["branch"]

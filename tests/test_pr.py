@@ -16,7 +16,13 @@ import pytest
 from contribkit.git import facts as gitfacts
 from contribkit.git.cmd import ensure_excluded
 from contribkit.git.facts import Commit
-from contribkit.pr.draft import Title, commit_text, environment_lines, make_title
+from contribkit.pr.draft import (
+    LABEL_INSTRUCTION,
+    Title,
+    commit_text,
+    environment_lines,
+    make_title,
+)
 from contribkit.pr.gather import IssueFacts
 from contribkit.run.record import (
     Cell,
@@ -190,6 +196,13 @@ def test_body_from_a_fork_with_a_run_record(
     assert as_json["title"] == "[nn] Keep the sign of negative zero in relu"
     assert as_json["body"] == proc.stdout
     assert as_json["labels"] == ["release notes: nn"] and as_json["placeholders"] == []
+    # the label's comment is printed and in --json, never in the body (the landed commit message)
+    assert as_json["comments"] == ['@pytorchbot label "release notes: nn"']
+    assert as_json["instructions"] == [] and "pytorchbot" not in proc.stdout
+    # PyTorch's template, as written: its checklist is "[ ] …" lines, under no new heading
+    template = (fork / ".github/PULL_REQUEST_TEMPLATE.md").read_text().splitlines()
+    assert proc.stdout.startswith("Fixes #4242\n")
+    assert "\n" + "\n".join(template[2:]) + "\n\ncc @albanD" in proc.stdout
     assert as_json["issue"]["cc"] == "cc @albanD @mruberry"
     assert as_json["issue"]["source"] in ("github", "cache (not modified)")
     assert as_json["record_path"].startswith(".contribkit/runs/20260103T030405")
@@ -245,7 +258,7 @@ def test_no_performance_section_without_a_bench_record(run_cli: Run, fork: Path)
 def test_the_forks_pr_template_is_honoured(run_cli: Run, fork: Path) -> None:
     template = fork / ".github/PULL_REQUEST_TEMPLATE.md"
     template.write_text(
-        "Closes #ISSUE_NUMBER\n\n<!-- describe your change -->\n\n"
+        "Closes #ISSUE_NUMBER\n\n<!-- describe your change -->  \n\n"
         "### Agent details (AI)\n\n"
         "* [ ] I read the AI policy.\n"
         "- [x] The change has a test.\n"
@@ -254,11 +267,20 @@ def test_the_forks_pr_template_is_honoured(run_cli: Run, fork: Path) -> None:
     proc = pr_cli(run_cli, fork, "--offline")
     body = proc.stdout
     assert body.startswith("Closes #4242\n")
-    checklist = body.split("## Checklist\n\n", 1)[1].split("\n\n", 1)[0]
-    assert checklist == "* [ ] I read the AI policy.\n- [x] The change has a test."
-    assert "lintrunner" not in body  # PyTorch's own items give way to the fork's
-    assert "## Agent details (AI)\n" in body
-    assert "AI trailers in the commits: `" in body and "Assisted-by: Copilot`" in body
+    # the template's other lines follow the test plan as written, trailing space included; the
+    # AI account goes under the template's own AI heading
+    sha = git("rev-parse", "--short=7", "HEAD", cwd=fork)
+    assert body.endswith(
+        "\n<!-- describe your change -->  \n\n### Agent details (AI)\n\n"
+        "<!-- contribkit: say what the AI tool did, and what you reviewed, tested and changed "
+        "yourself -->\n\n"
+        f"AI trailers in the commits: `{sha} Assisted-by: Copilot`.\n\n"
+        "* [ ] I read the AI policy.\n- [x] The change has a test.\n"
+    )
+    assert (
+        "## Checklist" not in body and "lintrunner" not in body
+    )  # the fork's items, not PyTorch's
+    assert body.count("Agent details") == 1
     # a folder of templates: the first by name, with a warning
     template.unlink()
     folder = fork / ".github/PULL_REQUEST_TEMPLATE"
@@ -276,16 +298,20 @@ def test_what_is_unknown_is_a_listed_placeholder(run_cli: Run, fork: Path) -> No
     git("commit", "-qam", "Reword the docs index", cwd=fork)
     proc = pr_cli(run_cli, fork, "--offline", "--json")
     result = json.loads(proc.stdout)
+    # no issue: the template's line stays as written, visible; the label is not the body's
+    assert result["body"].startswith("Fixes #ISSUE_NUMBER\n")
     assert result["placeholders"] == [
-        "the issue number this PR fixes",
+        "the issue number (ISSUE_NUMBER)",
         "describe the change in prose: what was wrong, why, and how this fixes it (no bullet "
         "list of the changes)",
         "name the test that covers this change, e.g. python test/test_nn.py -k test_relu",
         "run `contribkit run` and regenerate, for the device matrix",
-        'pick one label: "release notes: <area>", or "topic: not user facing"; see '
-        "https://github.com/pytorch/pytorch/labels?q=release+notes",
     ]
     assert result["labels"] == [] and result["bot_command"] is None
+    assert result["comments"] == [] and result["instructions"] == [LABEL_INSTRUCTION]
+    assert "label" not in result["body"]
+    plain = pr_cli(run_cli, fork, "--offline")
+    assert f"\n  {LABEL_INSTRUCTION}\n" in plain.stderr
     assert result["title"] == "Reword the docs index"
     assert "no run record for HEAD" in " ".join(result["warnings"])
     body = fork / "body.md"
@@ -295,7 +321,7 @@ def test_what_is_unknown_is_a_listed_placeholder(run_cli: Run, fork: Path) -> No
     found = [
         line.split(": ", 2)[1].split()[0] for line in check.stdout.splitlines() if ": CKP" in line
     ]
-    assert found == ["CKP01", "CKP02", "CKP03", "CKP03", "CKP03", "CKP03", "CKP03"]
+    assert found == ["CKP01", "CKP02", "CKP03", "CKP03", "CKP03", "CKP03"]
 
 
 def test_an_ai_trailer_beside_a_test_plan_line(run_cli: Run, fork: Path) -> None:

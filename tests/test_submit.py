@@ -120,7 +120,10 @@ def test_dry_run_passes_the_gate_and_prints_the_gh_command(ck: Ck, green: Path, 
     assert body.startswith("Fixes #4242\n\nKeep the sign bit.\n\n## Test plan\n")
     assert "python test/test_nn.py -k test_relu_keeps_sign\n" in body
     assert "| repros/issue-4242/repro.py | NOT_REPRODUCED | NOT_AVAILABLE no CUDA device |" in body
-    assert 'label "release notes: nn"' in body and "<!-- contribkit:" not in body
+    assert "<!-- contribkit:" not in body
+    # the label's bot command is a next step, never in the body (the landed commit message)
+    assert "pytorchbot" not in body
+    assert '\nthen: comment on the PR: @pytorchbot label "release notes: nn"\n--- body' in out
     # the issue is neither cached nor in a repro folder: the body goes without its cc line
     assert "contribkit: warning: PR body: issue #4242 is not cached" in proc.stderr
     # Nothing was created, pushed or written: gh was only asked whether it is logged in.
@@ -131,6 +134,7 @@ def test_dry_run_passes_the_gate_and_prints_the_gh_command(ck: Ck, green: Path, 
     assert as_json["dry_run"] and not as_json["created"] and as_json["method"] == "gh"
     assert as_json["command"][1:4] == ["pr", "create", "--repo"]
     assert as_json["pull_request"]["head"] == f"contributor:{BRANCH}"
+    assert as_json["comments"] == ['@pytorchbot label "release notes: nn"']
 
 
 def test_gate_refuses_a_stale_record(ck: Ck, green: Path, gh: Path) -> None:
@@ -265,6 +269,7 @@ def test_gh_pr_create_gets_the_body_file(ck: Ck, green: Path, gh: Path) -> None:
     proc = ck("submit", "--draft", "-l", "module: nn,triaged", "-r", "albanD", "--base", "main")
     assert proc.returncode == 0, proc.stderr
     assert "opened https://github.com/pytorch/pytorch/pull/170999" in proc.stdout
+    assert 'next: comment on the PR: @pytorchbot label "release notes: nn"\n' in proc.stdout
     assert (
         green / f".contribkit/pr-body-{git('rev-parse', '--short=7', 'HEAD', cwd=green)}.md"
     ).is_file()

@@ -54,10 +54,10 @@ FORK_FILES = {
         "// index_add_ lives here in PyTorch; the demo cannot build ATen.\n"
     ),
     "test/test_torch.py": '# Owner(s): ["module: tests"]\n',
-    ".github/PULL_REQUEST_TEMPLATE.md": (
+    ".github/PULL_REQUEST_TEMPLATE.md": (  # PyTorch's, as written
         "Fixes #ISSUE_NUMBER\n\n"
-        "- [ ] I am familiar with [CONTRIBUTING.md](CONTRIBUTING.md).\n"
-        "- [ ] I ran `lintrunner -a`, and fixed all errors relevant to this change.\n"
+        "[ ] I am familiar with [CONTRIBUTING.md](CONTRIBUTING.md).\n"
+        "[ ] I ran `lintrunner -a`, and fixed all errors relevant to this change.\n"
     ),
     ".github/labeler.yml": '"module: nn":\n- torch/nn/**\n"module: dynamo":\n- torch/_dynamo/**\n',
 }

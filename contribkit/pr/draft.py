@@ -5,12 +5,15 @@ the body needs. :func:`draft` is pure: it turns those inputs into a title, a bod
 ``templates/pr_body.md.j2`` (or ``--template``), the suggested label and the placeholders left.
 Also here: what ``pr --check`` and the submit gate check a body against (:func:`check_context`).
 
-The body follows what PyTorch's mergebot, CI and reviewers read: ``Fixes #N`` first (the landed
-commit message is the title and body); prose from the commit bodies, not a list of changes; a
-Test plan naming the test files and commands (target determination runs tests named in the body
-first); the device matrix that was really run; a Performance section only from a bench record;
-the template's checklist; one release-notes label; an "Agent details" section when an AI helped
-(AI_POLICY.md); and the issue's ``cc`` line. What cannot be known is a marked placeholder.
+The body follows what PyTorch's mergebot, CI and reviewers read, around the fork's PR template
+(else PyTorch's), whose lines it keeps as written: the template's ``Fixes #ISSUE_NUMBER`` line
+first, filled in (the landed commit message is the title and body); prose from the commit
+bodies, not a list of changes; a Test plan naming the test files and commands (target
+determination runs tests named in the body first); the device matrix that was really run; a
+Performance section only from a bench record; the rest of the template (its checklist); an
+"Agent details" section when an AI helped (AI_POLICY.md); and the issue's ``cc`` line. What
+cannot be known is a marked placeholder. Nothing in it is addressed to a bot or the author (the
+landed commit message would carry it): the label's ``@pytorchbot`` comment is in ``comments``.
 """
 
 from __future__ import annotations
@@ -32,7 +35,13 @@ from contribkit.pr.check import (
     placeholder,
     placeholders_in,
 )
-from contribkit.pr.gather import IssueFacts, PrInputs
+from contribkit.pr.gather import (
+    PYTORCH_TEMPLATE,
+    IssueFacts,
+    PrInputs,
+    PrTemplate,
+    parse_pr_template,
+)
 from contribkit.run.benchrecord import bench_for_head, markdown_table
 from contribkit.run.record import SKIPPED, Cell, RunRecord, markdown_matrix
 
@@ -41,11 +50,8 @@ if TYPE_CHECKING:
 
 TEMPLATE = "pr_body.md.j2"
 AI_HEADING = "Agent details"  # the section AI_POLICY.md names
-# PyTorch's own template (.github/PULL_REQUEST_TEMPLATE.md), for forks that lack it.
-PYTORCH_CHECKLIST = (
-    "- [ ] I am familiar with [CONTRIBUTING.md](CONTRIBUTING.md).",
-    "- [ ] I ran `lintrunner -a`, and fixed all errors relevant to this change.",
-)
+# Where the fork template's lines go: these stand-ins survive tidy(), then the lines replace them.
+_TEMPLATE_SLOT = "@@contribkit-pr-template-{}@@"
 MAX_K_NAMES = 6  # more new tests than this: name the file, not each test
 
 _SECTION_LABEL_RE = re.compile(
@@ -87,6 +93,8 @@ class PrDraft:
     labels: list[str]  # the suggested release-notes label (none when it is a placeholder)
     label_reason: str
     bot_command: str | None
+    comments: list[str]  # to post on the PR once it is open (the label's @pytorchbot line)
+    instructions: list[str]  # what the author still has to do besides the body
     placeholders: list[str]
     title_problems: list[str]
     warnings: list[str]
@@ -288,11 +296,18 @@ PLACEHOLDERS = {
     "label": placeholder(
         'pick one label: "release notes: <area>", or "topic: not user facing"; '
         "see https://github.com/pytorch/pytorch/labels?q=release+notes"
-    ),
+    ),  # for --template bodies; contribkit's own prints LABEL_INSTRUCTION instead
     "ai": placeholder(
         "say what the AI tool did, and what you reviewed, tested and changed yourself"
     ),
 }
+
+
+LABEL_INSTRUCTION = (
+    'pick one label, "release notes: <area>" or "topic: not user facing" '
+    "(https://github.com/pytorch/pytorch/labels?q=release+notes), and comment on the PR: "
+    '@pytorchbot label "<label>"'
+)
 
 
 def _test_entries(inputs: PrInputs) -> list[dict[str, Any]]:
@@ -358,27 +373,96 @@ def environment_lines(record: RunRecord) -> tuple[list[str], str]:
     return lines, cuda_line
 
 
+@dataclass
+class TemplateParts:
+    """The fork template's lines, cut where contribkit's sections go: ``top`` (up to its
+    ``Fixes #…`` line, filled in) comes first; ``rest`` after the test plan; when the AI text
+    goes under the template's own AI heading, ``rest`` ends with that heading and ``after_ai``
+    follows the text. Each is the template's lines as written, blank lines at its ends aside."""
+
+    top: str = ""
+    rest: str = ""
+    after_ai: str = ""
+    ai_inline: bool = False
+
+    def slots(self) -> dict[str, str]:
+        """The stand-in for each non-empty part (what the body template renders)."""
+        return {
+            name: _TEMPLATE_SLOT.format(name) if getattr(self, name) else ""
+            for name in ("top", "rest", "after_ai")
+        }
+
+    def fill(self, body: str) -> str:
+        """``body`` with each stand-in replaced by the template's lines."""
+        for name, slot in self.slots().items():
+            if slot:
+                body = body.replace(slot, getattr(self, name))
+        return body
+
+
+def _block(lines: Sequence[str]) -> str:
+    """``lines`` as written, without the blank lines at either end."""
+    kept = list(lines)
+    while kept and not kept[0].strip():
+        kept.pop(0)
+    while kept and not kept[-1].strip():
+        kept.pop()
+    return "\n".join(kept)
+
+
+def filled_fixes_line(line: str, number: int | None) -> str:
+    """The template's ``Fixes #ISSUE_NUMBER`` line with the issue's number; without one it
+    stays ``#ISSUE_NUMBER``, visible, which ``pr --check`` flags."""
+    value = f"#{number}" if number else "#ISSUE_NUMBER"
+    return re.sub(r"#(?:<[^>\n]*>|\w*)", lambda _: value, line, count=1)
+
+
+def template_parts(template: PrTemplate, number: int | None, *, ai: bool) -> TemplateParts:
+    """Cut ``template`` where contribkit's sections go (see :class:`TemplateParts`)."""
+    lines = template.lines
+    start = 0
+    parts = TemplateParts()
+    if template.fixes_index is not None:
+        start = template.fixes_index + 1
+        filled = filled_fixes_line(lines[template.fixes_index], number)
+        parts.top = _block([*lines[: template.fixes_index], filled])
+    if ai and template.ai_index is not None and template.ai_index >= start:
+        parts.rest = _block(lines[start : template.ai_index + 1])
+        parts.after_ai = _block(lines[template.ai_index + 1 :])
+        parts.ai_inline = True
+    else:
+        parts.rest = _block(lines[start:])
+    return parts
+
+
+def pr_template(inputs: PrInputs) -> PrTemplate:
+    """The fork's PR template, else PyTorch's own."""
+    return inputs.template or parse_pr_template(None, PYTORCH_TEMPLATE)
+
+
 def body_context(
     inputs: PrInputs, title: str, ai_text: str | None, text: CommitText
-) -> dict[str, Any]:
-    """The variables a PR body template gets (documented in the README, ``--template``)."""
+) -> tuple[dict[str, Any], TemplateParts]:
+    """The variables a PR body template gets (documented in the README, ``--template``), and
+    the template's lines that replace the stand-ins of ``template`` after rendering."""
     facts = inputs.facts
     issue = inputs.issue
-    template = inputs.template
-    closing = template.closing_word if template else "Fixes"
+    template = pr_template(inputs)
     number = issue.number if issue else None
     evidence = ai_trailers(facts.commits)
+    parts = template_parts(template, number, ai=bool(ai_text or evidence))
     ai = None
     if ai_text or evidence:
         ai = {
-            "heading": (template.ai_heading if template and template.ai_heading else AI_HEADING),
+            "heading": template.ai_heading or AI_HEADING,
             "text": ai_text,
             "evidence": evidence,
         }
     record = inputs.record
     environment, cuda = environment_lines(record) if record else ([], None)
     label = inputs.labels
-    return {
+    closing = template.closing_word
+    context = {
         "title": title,
         "fixes_line": f"{closing} #{number}" if number else f"{closing} #{PLACEHOLDERS['issue']}",
         "references": text.references,
@@ -408,8 +492,9 @@ def body_context(
             if inputs.bench
             else None
         ),
-        "checklist": template.checklist if template and template.checklist else PYTORCH_CHECKLIST,
-        "template_path": template.path if template else None,
+        "pr_template": {**parts.slots(), "ai_inline": parts.ai_inline},
+        "checklist": template.checklist,
+        "template_path": template.path,
         "ai": ai,
         "label": (
             {"name": label.label, "reason": label.reason, "bot_command": label.bot_command}
@@ -420,6 +505,7 @@ def body_context(
         "cc_line": issue.cc if issue else None,
         "ph": PLACEHOLDERS,
     }
+    return context, parts
 
 
 def tidy(text: str) -> str:
@@ -532,12 +618,12 @@ def draft(
             f"{', '.join(text.bullet_lists)} {'were' if many else 'was'} left out of the summary: "
             "PyTorch asks for prose, so say what changed and why in sentences"
         )
-    context = body_context(inputs, title, ai_text, text)
+    context, parts = body_context(inputs, title, ai_text, text)
     if template_file is not None:
         body = render_file(template_file, **context)
     else:
         body = render(TEMPLATE, **context)
-    body = tidy(body)
+    body = parts.fill(tidy(body))  # the template's lines as written, untouched by tidy
     label = inputs.labels
     return PrDraft(
         title=title,
@@ -545,6 +631,8 @@ def draft(
         labels=[label.label] if label.label else [],
         label_reason=label.reason,
         bot_command=label.bot_command,
+        comments=[label.bot_command] if label.bot_command else [],
+        instructions=[] if label.bot_command else [LABEL_INSTRUCTION],
         placeholders=[what for _, what in placeholders_in(body)],
         title_problems=[f"{v.message}; {v.fix}" for v in problems],
         warnings=warnings,

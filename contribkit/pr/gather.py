@@ -33,7 +33,7 @@ PR_TEMPLATE_PATHS = (
     "docs/PULL_REQUEST_TEMPLATE.md",
     "docs/pull_request_template.md",
 )
-_CHECKLIST_RE = re.compile(r"^\s*[-*+]\s+\[[ xX]\]\s+\S")
+_CHECKLIST_RE = re.compile(r"^\s*(?:[-*+]\s+)?\[[ xX]\]\s+\S")  # PyTorch's: "[ ] …"
 _TEMPLATE_FIXES_RE = re.compile(rf"^\s*({CLOSING_WORDS})\b", re.IGNORECASE)
 _HEADING_RE = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
 _AI_HEADING_RE = re.compile(r"\bagent details\b|\bai\b", re.IGNORECASE)
@@ -52,14 +52,44 @@ class IssueFacts:
     source: str = "unknown"  # "github", "cache (offline)", "repros/issue-N/meta.json", …
 
 
+# PyTorch's own .github/PULL_REQUEST_TEMPLATE.md (pytorch/pytorch@074a3a6), for forks without one.
+PYTORCH_TEMPLATE = (
+    "Fixes #ISSUE_NUMBER\n"
+    "\n"
+    "[ ] I am familiar with [CONTRIBUTING.md](CONTRIBUTING.md).\n"
+    "[ ] I ran `lintrunner -a`, and fixed all errors relevant to this change.\n"
+)
+
+
 @dataclass
 class PrTemplate:
-    """The lines of the fork's PR template that every body keeps."""
+    """The fork's PR template: its lines, which every body keeps as written, and what is read
+    from them."""
 
-    path: str
+    path: str | None  # None: PyTorch's own template (PYTORCH_TEMPLATE)
+    lines: list[str] = field(default_factory=list)  # the template's lines, as written
     closing_word: str = "Fixes"  # as the template's "Fixes #ISSUE_NUMBER" line has it
-    checklist: list[str] = field(default_factory=list)
+    fixes_index: int | None = None  # which line is that "Fixes #ISSUE_NUMBER" line
+    checklist: list[str] = field(default_factory=list)  # "[ ] …", "- [ ] …" lines, as written
     ai_heading: str | None = None  # the template's own AI section heading, if it has one
+    ai_index: int | None = None  # which line is that heading
+
+
+def parse_pr_template(path: str | None, text: str) -> PrTemplate:
+    """A template's lines, its ``Fixes #…`` line, its checklist items and its AI heading."""
+    template = PrTemplate(path, lines=text.splitlines())
+    for index, line in enumerate(template.lines):
+        fixes = _TEMPLATE_FIXES_RE.match(line)
+        if fixes and "#" in line and template.fixes_index is None:
+            template.closing_word = fixes.group(1)
+            template.fixes_index = index
+        elif _CHECKLIST_RE.match(line):
+            template.checklist.append(line.rstrip())
+        else:
+            heading = _HEADING_RE.match(line)
+            if heading and _AI_HEADING_RE.search(heading.group(1)) and template.ai_index is None:
+                template.ai_heading, template.ai_index = heading.group(1), index
+    return template
 
 
 @dataclass
@@ -102,17 +132,7 @@ def read_pr_template(root: Path) -> tuple[PrTemplate | None, list[str]]:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return None, [*warnings, f"{relpath(path, root)}: unreadable ({exc}); ignored"]
-    template = PrTemplate(relpath(path, root))
-    for line in text.splitlines():
-        fixes = _TEMPLATE_FIXES_RE.match(line)
-        if fixes and "#" in line:
-            template.closing_word = fixes.group(1)
-        elif _CHECKLIST_RE.match(line):
-            template.checklist.append(line.rstrip())
-        else:
-            heading = _HEADING_RE.match(line)
-            if heading and _AI_HEADING_RE.search(heading.group(1)):
-                template.ai_heading = heading.group(1)
+    template = parse_pr_template(relpath(path, root), text)
     return template, warnings
 
 

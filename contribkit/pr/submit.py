@@ -131,6 +131,7 @@ class Submission:
     pr: PullRequest
     violations: list[Violation]  # PR rules (CKPxx) the title or body breaks: the gate refuses
     notes: list[str]  # what the body generator could not find (e.g. an uncached issue)
+    comments: list[str]  # for the user to post once the PR is open (@pytorchbot label "…")
     push: Push | None  # None: no push remote, and --head names the branch
     push_required: bool  # False with --head: the branch is the user's to manage
     method: str  # "gh" or "api"
@@ -187,6 +188,7 @@ class Submission:
             "api_calls": self.api_calls() if self.method == "api" else None,
             "body_path": relpath(self.body_path, root),
             "body_notes": self.notes,
+            "comments": self.comments,
             "body_violations": [
                 {"id": v.rule.id, "slug": v.rule.slug, "line": v.line, "message": v.message}
                 for v in self.violations
@@ -342,6 +344,7 @@ def plan_submission(
         pr=pr,
         violations=check_body(ws, facts, rules, pr.title, pr.body, body_name),
         notes=written.warnings if body_file is None else [],
+        comments=written.comments,
         push=push,
         push_required=push_required,
         method="gh" if gh else "api",

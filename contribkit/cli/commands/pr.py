@@ -124,10 +124,11 @@ def pr(
     sections when the commits have 'Root cause:' or 'Solution:' paragraphs), a Test plan naming
     the changed test files and the commands to run them, the repro's verdict before and after
     the fix, and the device matrix of the latest `contribkit run` for HEAD. Then a Performance
-    section only when a bench record exists for HEAD, the fork's PR template checklist, an
-    'Agent details' section when an AI helped, one suggested release-notes label with its
-    @pytorchbot line, and the issue's cc line. What contribkit cannot know is left as a marked
-    placeholder (<!-- contribkit: … -->), and listed.
+    section only when a bench record exists for HEAD, the rest of the fork's PR template (its
+    checklist) as written, an 'Agent details' section when an AI helped, and the issue's cc
+    line. What contribkit cannot know is left as a marked placeholder (<!-- contribkit: … -->),
+    and listed. The suggested release-notes label and its @pytorchbot comment are printed, not
+    put in the body (it becomes the landed commit message); --json has them under 'comments'.
 
     --check FILE checks a body instead: a Fixes link, a test plan naming a test, no placeholder
     left, no Performance section without a bench record, AI disclosure when commits say an AI
@@ -181,15 +182,17 @@ def pr(
 
 
 def report(result: PrDraft, written: Path | None, stream: TextIO) -> None:
-    """What a user needs besides the body: the title, the label to add, the placeholders left."""
+    """What a user needs besides the body, never in it: the title, the label and the comment
+    that adds it, what is left to do, the placeholders left."""
     lines = [f"wrote {written}"] if written else []
     lines.append(f"title: {result.title}")
     lines += [f"title problem: {problem}" for problem in result.title_problems]
-    if result.bot_command:
+    if result.labels:
         lines.append(f"label: {result.labels[0]} ({result.label_reason})")
-        lines.append(f"  comment on the PR: {result.bot_command}")
     else:
         lines.append(f"label: none suggested ({result.label_reason}); pick one before merging")
+    lines += [f"  comment on the PR: {comment}" for comment in result.comments]
+    lines += [f"  {instruction}" for instruction in result.instructions]
     left = result.placeholders
     lines.append(
         f"placeholders left ({len(left)}): " + "; ".join(left)

@@ -161,6 +161,8 @@ def submit(
     else:
         click.echo(f"opened {outcome.url}")
         click.echo(f"gate: {relpath(plan.record_path, root)} at {plan.record.short_head}")
+        for comment in plan.comments:  # contribkit posts no comment: the bot reads the user's
+            click.echo(f"next: comment on the PR: {comment}")
     return 0
 
 
@@ -235,6 +237,8 @@ def print_plan(plan: Submission, root: Path, push_flag: bool) -> None:
         for call in plan.api_calls():
             click.echo(f"would send: {call['method']} {call['url']}")
             click.echo(json.dumps(call["json"], indent=2))
+    for comment in plan.comments:
+        click.echo(f"then: comment on the PR: {comment}")
     where = f" ({relpath(plan.body_path, root)})" if plan.method == "gh" else ""
     click.echo(f"--- body{where} ---")
     click.echo(plan.pr.body, nl=False)
