@@ -32,7 +32,7 @@ from contribkit.run.record import (
     write_record,
 )
 from contribkit.run.record import TestCounts as Counts
-from tests.conftest import git, make_fork
+from tests.conftest import commit_files, git, make_fork
 from tests.fakegithub import FakeGitHub
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -637,6 +637,28 @@ def test_title_sources_besides_the_subject() -> None:
     )
     made = make_title([], issue=None, areas=(), style="pytorch", branch="me/relu-sign_fix")
     assert made == Title("Relu sign fix")
+
+
+def test_the_title_comes_from_the_fix_not_its_tests() -> None:
+    tests = Commit("a" * 40, "Add a test for relu's sign", "")
+    fix = Commit("b" * 40, "Keep the sign of -0.0 in relu", "")
+    for commits in ([tests, fix], [fix, tests]):  # newest first, either order
+        made = make_title(commits, issue=None, areas=(), style="pytorch", tests_only={tests.sha})
+        assert made.text == "Keep the sign of -0.0 in relu"
+    # tests only: the oldest of them
+    only = make_title([tests], issue=None, areas=(), style="pytorch", tests_only={tests.sha})
+    assert only.text == "Add a test for relu's sign"
+
+
+@pytest.mark.parametrize("tests_first", [True, False])
+def test_a_tests_commit_does_not_title_the_pr(run_cli: Run, fork: Path, tests_first: bool) -> None:
+    git("reset", "-q", "--hard", "HEAD~1", cwd=fork)
+    fix = ({"torch/nn/functional.py": "def relu(x):\n    return x.clamp(min=0)\n"}, FIX_MESSAGE)
+    tests = ({"test/test_nn.py": TESTS}, "Add tests for relu and negative zero")
+    for files, message in (tests, fix) if tests_first else (fix, tests):
+        commit_files(fork, files, message)
+    result = json.loads(pr_cli(run_cli, fork, "--offline", "--json").stdout)
+    assert result["title"] == "[nn] Keep the sign of negative zero in relu"
 
 
 def test_commit_text_is_split_into_sections() -> None:

@@ -210,6 +210,20 @@ def commits_between(root: Path, base: str, head: str = "HEAD") -> list[Commit]:
     return commits
 
 
+def files_of_commits(root: Path, base: str, head: str = "HEAD") -> dict[str, list[str]]:
+    """The paths each commit of ``base..head`` changes (renames by their new path), by SHA."""
+    repo = open_repo(root)
+    try:
+        out = repo.git.log("--format=%x00%H", "--name-only", "--no-renames", f"{base}..{head}")
+    finally:
+        repo.close()
+    files: dict[str, list[str]] = {}
+    for record in out.split("\x00")[1:]:
+        sha, *paths = record.strip("\n").splitlines()
+        files[sha] = [path for path in paths if path]
+    return files
+
+
 def _text_lines(path: Path) -> int | None:
     try:
         data = path.read_bytes()

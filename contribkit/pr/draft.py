@@ -19,7 +19,7 @@ landed commit message would carry it): the label's ``@pytorchbot`` comment is in
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -211,12 +211,13 @@ def humanize_branch(branch: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def _main_subject(commits: Sequence[Commit]) -> str | None:
-    """The oldest commit's subject that is not a fixup, squash, merge or revert."""
-    for commit in reversed(commits):
-        if not skip_kind(commit.subject):
-            return commit.subject.strip()
-    return None
+def _main_subject(commits: Sequence[Commit], tests_only: Collection[str] = ()) -> str | None:
+    """The oldest commit's subject that is not a fixup, squash, merge or revert, and changes
+    more than tests (a "Fix X" rather than its "Add a test for X", in either order); with
+    only tests-only commits, the oldest of those."""
+    kept = [c for c in reversed(commits) if not skip_kind(c.subject)]
+    main = next((c for c in kept if c.sha not in tests_only), kept[0] if kept else None)
+    return main.subject.strip() if main else None
 
 
 @dataclass(frozen=True)
@@ -244,15 +245,17 @@ def make_title(
     limit: int = 72,
     branch: str | None = None,
     types: Sequence[str] = (),
+    tests_only: Collection[str] = (),
 ) -> Title:
     """``[area] Imperative summary`` (pytorch) or ``type(area): summary`` (conventional), from
-    the main commit's subject, else the issue's title, within ``limit`` characters (cut at a
-    word, saying so in ``cut_from``).
+    the main commit's subject (the oldest that changes more than tests: ``tests_only`` are the
+    SHAs of those that change only tests), else the issue's title, within ``limit`` characters
+    (cut at a word, saying so in ``cut_from``).
 
     A subject's own ``[area]`` or ``type(scope):`` is kept; a ``Word:`` prefix that is not one
     of the conventional ``types`` (``CUDA: …``) is taken as an area.
     """
-    subject = _main_subject(commits)
+    subject = _main_subject(commits, tests_only)
     if subject is None:
         if issue is not None and issue.title:
             subject = f"Fix #{issue.number}: {issue.title}"
@@ -594,6 +597,7 @@ def draft(
             limit=rules.max_length,
             branch=facts.state.branch,
             types=rules.conventional_types,
+            tests_only=inputs.tests_only,
         )
         title = made.text
         if made.cut_from:

@@ -107,6 +107,7 @@ class PrInputs:
     labels: LabelSuggestion
     added: dict[str, list[str]]  # changed test file -> the lines it gained
     warnings: list[str] = field(default_factory=list)
+    tests_only: set[str] = field(default_factory=set)  # SHAs of commits that change only tests
 
 
 def read_pr_template(root: Path) -> tuple[PrTemplate | None, list[str]]:
@@ -277,10 +278,17 @@ def gather(
     labels = suggest_labels(weighed, root)
     tests = [f.path for f in facts.changed_files if f.status != "D" and _is_test(f.path)]
     added = {}
-    if facts.merge_base is not None and tests:
-        from contribkit.git.facts import added_lines
+    tests_only: set[str] = set()
+    if facts.merge_base is not None and facts.commits:
+        from contribkit.git.facts import added_lines, files_of_commits
 
-        added = added_lines(root, facts.merge_base.sha, tests)
+        if tests:
+            added = added_lines(root, facts.merge_base.sha, tests)
+        tests_only = {
+            sha
+            for sha, paths in files_of_commits(root, facts.merge_base.sha).items()
+            if paths and all(is_test_path(path) for path in paths)
+        }
     return PrInputs(
         facts=facts,
         issue=found_issue,
@@ -293,8 +301,15 @@ def gather(
         labels=labels,
         added={path: added.get(path, []) for path in tests},
         warnings=warnings,
+        tests_only=tests_only,
     )
 
 
 def _is_test(path: str) -> bool:
     return is_test_file_name(path.rsplit("/", 1)[-1])
+
+
+def is_test_path(path: str) -> bool:
+    """A test file, or anything under a top-level ``test/`` or ``tests/`` (helpers, expect
+    files): what a tests-only commit changes."""
+    return _is_test(path) or path.split("/", 1)[0] in ("test", "tests")
