@@ -339,7 +339,14 @@ def test_an_ai_trailer_beside_a_test_plan_line(run_cli: Run, fork: Path) -> None
     assert "`" + git("rev-parse", "--short=7", "HEAD", cwd=fork) + " Co-authored-by: Claude" in body
     assert body.count("Co-authored-by") == 1  # only as the evidence, never in the prose
     plan = body.split("## Test plan\n", 1)[1].split("\n## ", 1)[0]
-    assert "\npython test/test_nn.py -k test_relu_keeps_negative_zero\n" in plan
+    # the trailer's command is already in the block (its -k names are): it is not repeated
+    # as a bare line after it
+    assert plan.startswith(
+        "\nThe tests this PR adds or changes:\n\n```\n"
+        "python test/test_nn.py -k test_relu_keeps_negative_zero -k test_relu_positive\n```\n"
+        "New in `test/test_nn.py`: `test_relu_keeps_negative_zero`, `test_relu_positive`.\n\n"
+    )
+    assert plan.count("-k test_relu_keeps_negative_zero") == 1
     assert "Test Plan:" not in body
     assert any("AI tool" in what for what in result["placeholders"])
     # a body without the section is refused
@@ -659,6 +666,39 @@ def test_a_tests_commit_does_not_title_the_pr(run_cli: Run, fork: Path, tests_fi
         commit_files(fork, files, message)
     result = json.loads(pr_cli(run_cli, fork, "--offline", "--json").stdout)
     assert result["title"] == "[nn] Keep the sign of negative zero in relu"
+
+
+def test_a_test_plan_is_said_once(run_cli: Run, fork: Path) -> None:
+    """A "Test Plan:" label with its commands on the next lines (fenced or not) is the test plan,
+    not an empty trailer with prose after it; a command the block runs is not repeated, another
+    joins the block; prose is kept once."""
+    message = FIX_MESSAGE.replace(
+        "Signed-off-by:",
+        "Test Plan:\n```\npython test/test_nn.py -k test_relu_positive\n"
+        "python test/test_nn.py -k test_relu_other\n```\nSigned-off-by:",
+    )
+    git("commit", "-q", "--amend", "-m", message, cwd=fork)
+    (fork / "torch/nn/functional.py").write_text("def relu(x):\n    return x\n")
+    git("commit", "-qam", "Tidy relu\n\nTest Plan:\nran the nn tests by hand", cwd=fork)
+    git(
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "Note\n\nTest Plan: ran the nn tests by hand",
+        cwd=fork,
+    )
+    body = pr_cli(run_cli, fork, "--offline").stdout
+    plan = body.split("## Test plan\n", 1)[1].split("\n## ", 1)[0]
+    assert plan.startswith(
+        "\nThe tests this PR adds or changes, and the commits' test plan:\n\n```\n"
+        "python test/test_nn.py -k test_relu_keeps_negative_zero -k test_relu_positive\n"
+        "python test/test_nn.py -k test_relu_other\n```\n"
+    )
+    assert body.count("ran the nn tests by hand") == 1 and "Test Plan" not in body
+    assert body.count("test_relu_other") == 1 and "```\n\n```" not in body
+    summary = body.split("\n## ", 1)[0]
+    assert "python" not in summary
 
 
 def test_commit_text_is_split_into_sections() -> None:

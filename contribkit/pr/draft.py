@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from contribkit.conventions.commitmsg import skip_kind, split_trailers, title_parts
+from contribkit.conventions.commitmsg import TRAILER_LINE, skip_kind, split_trailers, title_parts
 from contribkit.core.config import KEYS
 from contribkit.git.facts import BranchFacts, Commit
 from contribkit.pr.check import (
@@ -163,7 +163,9 @@ def commit_text(commits: Sequence[Commit], issue: int | None) -> CommitText:
     """
     out = CommitText()
     for commit in reversed(commits):
-        text, trailers = split_trailers(commit.body)
+        body, plans = _lift_test_plans(commit.body)
+        out.test_plan += plans
+        text, trailers = split_trailers(body)
         for key, value in trailers:  # "Solution: …" or "Test Plan: …" as the last paragraph
             _file_section(out, f"{key}: {value}")
         kept = []
@@ -187,6 +189,40 @@ def commit_text(commits: Sequence[Commit], issue: int | None) -> CommitText:
             if para:
                 out.summary.append(para)
     return out
+
+
+_PLAN_LABEL_ALONE = re.compile(r"^\s*(?:test[ _-]?plan|testing)\s*:\s*$", re.IGNORECASE)
+
+
+def _lift_test_plans(body: str) -> tuple[str, list[str]]:
+    """``body`` without each ``Test Plan:`` line whose plan follows on the next lines (a code
+    block, or lines up to a blank line or a trailer), and those plans. Left in, the label would
+    read as an empty trailer and its plan as prose."""
+    lines = body.splitlines()
+    kept: list[str] = []
+    plans: list[str] = []
+    i = 0
+    while i < len(lines):
+        if not _PLAN_LABEL_ALONE.match(lines[i]):
+            kept.append(lines[i])
+            i += 1
+            continue
+        end = i + 1
+        if end < len(lines) and lines[end].lstrip().startswith("```"):
+            end += 1
+            while end < len(lines) and not lines[end].lstrip().startswith("```"):
+                end += 1
+            end = min(end + 1, len(lines))
+        else:
+            while end < len(lines) and lines[end].strip() and not TRAILER_LINE.match(lines[end]):
+                end += 1
+        plan = "\n".join(lines[i + 1 : end]).strip()
+        if plan:
+            plans.append(plan)
+        else:
+            kept.append(lines[i])
+        i = end if plan else i + 1
+    return "\n".join(kept), plans
 
 
 def _file_section(out: CommitText, text: str) -> bool:
@@ -322,6 +358,55 @@ def _test_entries(inputs: PrInputs) -> list[dict[str, Any]]:
             command += "".join(f" -k {name}" for name in names)
         entries.append({"path": path, "names": names, "command": command})
     return entries
+
+
+_COMMAND_RE = re.compile(
+    r"^(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:python3?|pytest|\./|bash\s|sh\s|ctest|lintrunner)"
+)
+_K_COMMAND_RE = re.compile(r"^(python3?|pytest)\s+(\S+)((?:\s+-k\s+\S+)*)\s*$")
+
+
+def _plan_commands(note: str) -> list[str] | None:
+    """The commands of a commit's test plan when it is only commands (bare, ``$ ``-prompted or
+    in a code block), else None (prose, kept as written)."""
+    lines = [line.strip().removeprefix("$ ") for line in note.splitlines()]
+    commands = [line for line in lines if line and not line.startswith("```")]
+    if commands and all(_COMMAND_RE.match(line) for line in commands):
+        return [" ".join(line.split()) for line in commands]
+    return None
+
+
+def _covered(command: str, commands: Sequence[str]) -> bool:
+    """Whether one of ``commands`` already runs ``command``: the same, or the same file with
+    every one of its ``-k`` names (or no ``-k`` at all)."""
+    mine = _K_COMMAND_RE.match(command)
+    for other in commands:
+        if other == command:
+            return True
+        theirs = _K_COMMAND_RE.match(other)
+        if mine and theirs and mine.group(1, 2) == theirs.group(1, 2):
+            names, their_names = set(mine.group(3).split()), set(theirs.group(3).split())
+            if not their_names or (names and names <= their_names):
+                return True
+    return False
+
+
+def split_test_plans(
+    tests: Sequence[dict[str, Any]], notes: Sequence[str]
+) -> tuple[list[str], list[str]]:
+    """The commits' test plans, each said once: commands the test block does not already run
+    (they join it), and the prose plans."""
+    commands = [test["command"] for test in tests]
+    extra: list[str] = []
+    prose: list[str] = []
+    for note in notes:
+        found = _plan_commands(note)
+        if found is None:
+            if note not in prose:
+                prose.append(note)
+            continue
+        extra += [c for c in found if not _covered(c, commands + extra)]
+    return extra, prose
 
 
 def _verdict(record: RunRecord, cell: Cell) -> str:
@@ -465,6 +550,8 @@ def body_context(
     environment, cuda = environment_lines(record) if record else ([], None)
     label = inputs.labels
     closing = template.closing_word
+    tests = _test_entries(inputs)
+    plan_commands, plan_notes = split_test_plans(tests, text.test_plan)
     context = {
         "title": title,
         "fixes_line": f"{closing} #{number}" if number else f"{closing} #{PLACEHOLDERS['issue']}",
@@ -473,8 +560,9 @@ def body_context(
         "summary": "\n\n".join(text.summary) or None,
         "root_cause": "\n\n".join(text.root_cause) or None,
         "solution": "\n\n".join(text.solution) or None,
-        "tests": _test_entries(inputs),
-        "commit_test_plans": text.test_plan,
+        "tests": tests,
+        "plan_commands": plan_commands,
+        "commit_test_plans": plan_notes,
         "repros": _repro_entries(inputs),
         "record": (
             {"path": inputs.record_path, "head": record.head, "short_head": record.short_head}
