@@ -16,14 +16,9 @@ import pytest
 from contribkit.git import facts as gitfacts
 from contribkit.git.cmd import ensure_excluded
 from contribkit.git.facts import Commit
-from contribkit.pr.draft import (
-    LABEL_INSTRUCTION,
-    Title,
-    commit_text,
-    environment_lines,
-    make_title,
-)
+from contribkit.pr.draft import LABEL_INSTRUCTION, commit_text, environment_lines
 from contribkit.pr.gather import IssueFacts
+from contribkit.pr.title import Title, make_title
 from contribkit.run.record import (
     Cell,
     Interpreter,
