@@ -59,11 +59,15 @@ def _reset_time(headers: dict[str, str] | None) -> str:
 
 
 @contextmanager
-def github_errors(what: str, token: Token, github_url: str) -> Iterator[None]:
+def github_errors(
+    what: str, token: Token, github_url: str, *, offline: bool = True
+) -> Iterator[None]:
     """Translate PyGithub and network exceptions into one-line contribkit errors.
 
-    ``what`` names the object, e.g. "issue #12 in pytorch/pytorch".
+    ``what`` names the object, e.g. "issue #12 in pytorch/pytorch". ``offline``: the command can
+    work from the cache (``--offline``), so the hints may offer it.
     """
+    cache = ", or use --offline to read the cache" if offline else ""
     import github
     import requests
 
@@ -76,9 +80,7 @@ def github_errors(what: str, token: Token, github_url: str) -> Iterator[None]:
             raise AuthRequired(
                 message + " (anonymous requests get 60 per hour)", AUTH_HINT
             ) from exc
-        raise GitHubUnavailable(
-            message, "wait for the reset, or use --offline to read the cache"
-        ) from exc
+        raise GitHubUnavailable(message, f"wait for the reset{cache}") from exc
     except github.BadCredentialsException as exc:
         raise AuthRequired(
             f"GitHub rejected the token from {token.source} (Bad credentials)",
@@ -95,7 +97,7 @@ def github_errors(what: str, token: Token, github_url: str) -> Iterator[None]:
             message = f"GitHub API rate limit exceeded{_reset_time(exc.headers)}"
             if not token:
                 raise AuthRequired(message, AUTH_HINT) from exc
-            raise GitHubUnavailable(message, "wait for the reset, or use --offline") from exc
+            raise GitHubUnavailable(message, f"wait for the reset{cache}") from exc
         if exc.status in (401, 403):
             raise AuthRequired(
                 f"GitHub refused access to {what} ({exc.status} {detail})",
@@ -109,12 +111,12 @@ def github_errors(what: str, token: Token, github_url: str) -> Iterator[None]:
     except requests.exceptions.RetryError as exc:
         raise GitHubUnavailable(
             f"GitHub kept failing for {what} after {RETRY_TOTAL} tries ({_reason(exc)})",
-            "try again later, or use --offline to read the cache",
+            f"try again later{cache}",
         ) from exc
     except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as exc:
         raise GitHubUnavailable(
             f"cannot reach GitHub at {host} ({type(exc).__name__})",
-            "check your network, or use --offline to read the cache",
+            f"check your network{cache}",
         ) from exc
 
 

@@ -492,7 +492,7 @@ def create_with_api(settings: Settings, submission: Submission) -> tuple[str, in
     pr = submission.pr
     client = make_client(settings, token)
     try:
-        with github_errors(f"repository {pr.repo}", token, github_url):
+        with github_errors(f"repository {pr.repo}", token, github_url, offline=False):
             repo = client.get_repo(pr.repo)
             pull = repo.create_pull(
                 base=pr.base, head=pr.head, title=pr.title, body=pr.body, draft=pr.draft
