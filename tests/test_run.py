@@ -662,3 +662,15 @@ def test_help_imports_nothing_heavy(command: str) -> None:
         check=True,
     )
     assert "HEAVY=\n" in proc.stderr, proc.stderr
+
+
+def test_an_interpreter_without_torch_gets_a_hint(
+    ck: Ck, fork_repo: Path, bare_python: str
+) -> None:
+    write(fork_repo, "repros/issue-4242/repro.py", repro(BUGGY))
+    proc = ck("run", "repros/issue-4242", "--python", bare_python)
+    assert f"contribkit: warning: {bare_python} cannot import torch" in proc.stderr
+    assert "pass --python with your PyTorch build's interpreter" in proc.stderr
+    if sys.platform.startswith("linux"):  # never the plain `pip install torch` (a CUDA build)
+        assert "--index-url https://download.pytorch.org/whl/cpu" in proc.stderr
+    assert "CANNOT_RUN" in proc.stdout or "torch is not importable" in proc.stdout

@@ -15,6 +15,7 @@ from typing import Any
 from contribkit.core.errors import BadInput
 from contribkit.debug.logsummary import RunSummary, read_log, summarise
 from contribkit.debug.plan import BACKENDS, DebugPlan, runner_source
+from contribkit.run.probe import install_torch_hint
 from contribkit.target.reprolib import VERDICT_EXIT
 
 DEBUG_LOG_CAP = 64 * 1024 * 1024
@@ -114,7 +115,7 @@ def check_runnable(plan: DebugPlan) -> None:
     if plan.registry.fallback:
         raise BadInput(
             f"cannot run: torch is not importable by {plan.python} ({plan.registry.error})",
-            hint="install torch in that interpreter, or pass --python PATH",
+            hint=install_torch_hint(plan.python),
         )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -24,6 +25,17 @@ PROBE_MARKER = "CONTRIBKIT_PROBE "
 PROBE_TIMEOUT_S = 180.0
 # What a probe's answer depends on in the environment, beside the interpreter: the GPUs it sees.
 PROBE_ENV_KEYS = ("CUDA_VISIBLE_DEVICES",)
+
+
+def install_torch_hint(python: str) -> str:
+    """What to do when ``python`` cannot import torch. On Linux a plain ``pip install torch``
+    pulls the multi-GB CUDA build: name the CPU wheel's index instead."""
+    wheel = (
+        "pip install torch --index-url https://download.pytorch.org/whl/cpu"
+        if sys.platform.startswith("linux")
+        else "pip install torch"
+    )
+    return f"pass --python with your PyTorch build's interpreter, or install torch there: {python} -m {wheel}"
 
 
 @dataclass

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from contribkit.core.errors import BadInput
+from contribkit.core.errors import BadInput, warn
 from contribkit.core.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -54,6 +54,7 @@ def run_session(request: RunRequest) -> RunOutcome:
     from contribkit.core.fsutil import atomic_write, check_writable
     from contribkit.core.workspace import resolve_python
     from contribkit.run import runner
+    from contribkit.run.probe import install_torch_hint
 
     ws = Workspace.load()
     root = ws.require_root()
@@ -79,6 +80,12 @@ def run_session(request: RunRequest) -> RunOutcome:
             )
     targets = list(dict.fromkeys(runner.classify(p) for p in found))
     columns = runner.local_columns(interpreters, run_options.devices, settings, remote)
+    for column in columns:
+        if column.remote is None and column.interpreter.torch_version is None:
+            warn(
+                f"{column.interpreter.path} cannot import torch: its cells will say so; "
+                + install_torch_hint(column.interpreter.path)
+            )
     result = runner.run_matrix(
         root, targets, columns, run_options, notes=notes, progress=runner.progress_line
     )

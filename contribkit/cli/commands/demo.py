@@ -56,7 +56,7 @@ def demo(directory: Path | None, python: str | None, as_json: bool) -> int:
     from contribkit.cli.output import print_json
     from contribkit.core.cache import JsonCache, cache_root
     from contribkit.demo.walkthrough import run_demo, scratch_dir
-    from contribkit.run.probe import probe_torch
+    from contribkit.run.probe import install_torch_hint, probe_torch
 
     ws = Workspace.load(python=python)
     interpreter = ws.python()
@@ -68,7 +68,7 @@ def demo(directory: Path | None, python: str | None, as_json: bool) -> int:
     if not info.torch:
         raise BadInput(
             f"the demo runs torch code, and {interpreter} cannot import torch ({info.error})",
-            hint="pass --python with an interpreter that has torch (pip install torch)",
+            hint=install_torch_hint(interpreter),
         )
     root = scratch_dir(directory)
     # With --json, the JSON object is stdout; the progress a person watches goes to stderr.
