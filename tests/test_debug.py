@@ -381,9 +381,9 @@ def test_ablation_table_with_repro_verdicts(run_cli: RunCli, cache: Path, tmp_pa
 def test_ablation_of_a_repro_that_cannot_run_here(
     run_cli: RunCli, cache: Path, tmp_path: Path
 ) -> None:
-    # A CUDA repro on a CPU-only machine: every backend says CANNOT_RUN, none "passes".
+    # A CUDA repro asked for cuda on a CPU-only machine: every backend says CANNOT_RUN.
     target = write(tmp_path / "repro.py", repro_script(BROKEN_DECOMPOSITION, None, "cuda"))
-    proc = run_cli("debug", "-p", "ablation", "-s", str(target), "--run")
+    proc = run_cli("debug", "-p", "ablation", "-s", str(target), "--run", "--", "--device", "cuda")
     assert proc.returncode == 125, proc.stderr
     assert proc.stdout.count("CANNOT_RUN") >= 4
     assert "no backend failed" in proc.stdout
@@ -423,11 +423,12 @@ def test_the_generated_script_and_run_share_one_ablation_policy(
         else repro_script(BROKEN_DECOMPOSITION, None, "cuda")
     )
     target = write(tmp_path / "target.py", text)
-    assert run_cli("debug", "-p", "ablation", "-s", str(target)).returncode == 0
+    args = ("--", "--device", "cuda") if kind != "plain script" else ()
+    assert run_cli("debug", "-p", "ablation", "-s", str(target), *args).returncode == 0
     bash = subprocess.run(
         ["bash", str(tmp_path / "debug_issue.sh")], capture_output=True, text=True, timeout=300
     )
-    ran = run_cli("debug", "-p", "ablation", "-s", str(target), "--run", "--json", "--force")
+    ran = run_cli("debug", "-p", "ablation", "-s", str(target), "--run", "--json", "--force", *args)
     data = json.loads(ran.stdout)
     by_run = {row["backend"]: row["status"] for row in data["ablation"]}
     table = bash.stdout[bash.stdout.index("ablation (") :].splitlines()
@@ -518,3 +519,23 @@ def test_run_without_torch_fails_clearly(run_cli: RunCli, bare_python: str, tmp_
     wrote = run_cli("debug", "-p", "graph-breaks", "-s", str(target), "--python", bare_python)
     assert wrote.returncode == 0, wrote.stderr
     assert "list bundled with contribkit" in (tmp_path / "debug_issue.sh").read_text()
+
+
+def test_run_gives_a_repro_a_device_that_is_here(
+    run_cli: RunCli, cache: Path, tmp_path: Path
+) -> None:
+    # A repro rewritten for CUDA defaults to cuda; on a machine without one, debug --run passes
+    # --device cpu and says so, instead of ending CANNOT_RUN "device cuda is not available".
+    target = write(
+        tmp_path / "repro.py",
+        repro_script("import torch\nx = torch.ones(2, device=repro.device)\n", None, "cuda"),
+    )
+    proc = run_cli("debug", "-p", "graph-breaks", "-s", str(target), "--run")
+    assert "the repro runs with --device cpu (no CUDA device here)" in proc.stderr
+    assert "-- --device NAME" in proc.stderr
+    assert "device cuda is not available" not in proc.stdout + proc.stderr
+    # an explicit choice is kept
+    proc = run_cli(
+        "debug", "-p", "graph-breaks", "-s", str(target), "--run", "--", "--device", "cuda"
+    )
+    assert "the repro runs with" not in proc.stderr

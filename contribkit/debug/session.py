@@ -102,6 +102,40 @@ def exclude_artefacts(ws: Workspace, plan: DebugPlan) -> None:
     gitcmd.ensure_excluded(ws.root, (f"/{pattern}.*",))
 
 
+def repro_device_args(
+    ws: Workspace, interpreter: str, target: Path, script_args: tuple[str, ...]
+) -> tuple[str, ...]:
+    """A contribkit repro without ``--device`` (nor ``CONTRIBKIT_DEVICE``) gets one that is
+    available: cuda where the interpreter's torch sees a GPU, else cpu; said on stderr."""
+    from contribkit.target.reprolib import VERDICT_PREFIX
+
+    if any(a == "--device" or a.startswith("--device=") for a in script_args):
+        return script_args
+    if os.environ.get("CONTRIBKIT_DEVICE"):
+        return script_args
+    try:
+        text = target.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return script_args
+    if VERDICT_PREFIX not in text or "--device" not in text:
+        return script_args
+    from contribkit.core.cache import JsonCache, cache_root
+    from contribkit.run.probe import probe_torch
+
+    info = probe_torch(
+        interpreter,
+        JsonCache(cache_root(ws.settings), "probes"),
+        scrub=ws.settings.names("scrub_env"),
+    )
+    device = "cuda" if info.cuda_available and info.device_count else "cpu"
+    warn(
+        f"the repro runs with --device {device}"
+        + ("" if device == "cuda" else " (no CUDA device here)")
+        + "; choose another with: -- --device NAME"
+    )
+    return (*script_args, "--device", device)
+
+
 def plan_session(ws: Workspace, request: DebugRequest) -> DebugPlan:
     """The plan for ``request``; warns (stderr) about log names the target's torch lacks."""
     from contribkit.debug import plan as debugenv
@@ -114,6 +148,7 @@ def plan_session(ws: Workspace, request: DebugRequest) -> DebugPlan:
             hint="see the presets with: contribkit debug --list-presets",
         )
     target = target_script(ws, request.script)
+    script_args = repro_device_args(ws, interpreter, target, request.script_args)
     registry = log_registry(ws, interpreter)
     if registry.fallback:
         warn(
@@ -125,7 +160,7 @@ def plan_session(ws: Workspace, request: DebugRequest) -> DebugPlan:
         python=interpreter,
         registry=registry,
         target=target,
-        script_args=request.script_args,
+        script_args=script_args,
         output=target.parent / debugenv.DEFAULT_SCRIPT_NAME
         if output in (None, "-")
         else Path(output).expanduser().absolute(),
