@@ -93,7 +93,7 @@ def test_evaluate_like_tox() -> None:
     assert evaluate([]) == (False, "no cell ran")
     ok = [cell("NOT_REPRODUCED"), cell("NOT_AVAILABLE", "cuda", detail="no CUDA device")]
     assert evaluate(ok) == (True, "all required cells are green")
-    skipped = [cell("SKIP", detail="the repro needs cuda"), cell("NOT_AVAILABLE", "cuda")]
+    skipped = [cell("SKIP", detail="n/a (the repro is cuda-only)"), cell("NOT_AVAILABLE", "cuda")]
     assert evaluate(skipped) == (
         False,
         "every cell was skipped or not available: nothing was checked",

@@ -202,8 +202,18 @@ def test_device_generic_test_file_counts_from_junit(ck: Ck, fork_repo: Path) -> 
     table = ck("run", "--last").stdout
     assert "test/test_clamp_sign.py" in table and "PASS 3 passed, 1 skipped" in table
     assert "FAIL 1 failed, 2 passed, 1 skipped" in table
-    test_rows = [line.split() for line in table.splitlines() if line.startswith("  Test")]
-    assert test_rows == [["TestClampSign.test_sum", "FAIL", "-"]]  # only the failing test
+    # One row per file; what failed is listed under the table, and everything fits 100 columns.
+    lines = table.splitlines()
+    test_rows = [line.split() for line in lines if line.startswith("  Test")]
+    assert test_rows == [["TestClampSign.test_sum"]]  # only the failing test, under its cell
+    failed = next(i for i, line in enumerate(lines) if line.startswith("FAIL: test/test_clamp"))
+    assert lines[failed + 1] == "  TestClampSign.test_sum"
+    paths = ("  log: ", "record: ")  # paths stay whole, to be copied
+    assert max(len(line) for line in lines if not line.startswith(paths)) <= 100, table
+    per_test = ck("run", "--last", "--per-test").stdout
+    assert ["TestClampSign.test_sum", "FAIL", "-"] in [
+        line.split() for line in per_test.splitlines()
+    ]
 
 
 def test_files_whose_names_slug_alike_keep_their_own_logs(ck: Ck, fork_repo: Path) -> None:
@@ -444,7 +454,7 @@ def test_all_skipped_is_a_failure_and_require_fails_not_available(ck: Ck, fork_r
     assert code == 1
     got = cells(record)
     assert got[("repros/issue-7/repro.py", "cpu", 1)]["status"] == "SKIP"
-    assert got[("repros/issue-7/repro.py", "cpu", 1)]["detail"] == "the repro needs cuda"
+    assert got[("repros/issue-7/repro.py", "cpu", 1)]["detail"] == "n/a (the repro is cuda-only)"
     assert got[("repros/issue-7/repro.py", "cuda", 1)]["status"] == "NOT_AVAILABLE"
     assert record["reason"] == "every cell was skipped or not available: nothing was checked"
 

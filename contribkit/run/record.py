@@ -257,13 +257,20 @@ def column_title(record: RunRecord, column: tuple[int, str]) -> str:
     return device if len(record.interpreters) == 1 else f"{device} [{index}]"
 
 
-def cell_text(cell: Cell, durations: bool = True) -> str:
-    """``PASS 3/3 1.2s``, ``REPRODUCED RuntimeError: boom 0.8s``, ``NOT_AVAILABLE no cuda``."""
+def cell_text(cell: Cell, durations: bool = True, details: bool = False) -> str:
+    """``PASS 3/3 1.2s``, ``REPRODUCED 0.8s``, ``NOT_AVAILABLE no CUDA device``,
+    ``n/a (the repro is cpu-only)``: short, so that a matrix fits 100 columns; the details of a
+    cell that is not green are listed under the table (:func:`failure_lines`)."""
+    if cell.status == "SKIP" and cell.detail.startswith("n/a"):
+        return cell.detail  # a device the repro cannot use: nothing was skipped by a test
     parts = [cell.status]
     if cell.counts is not None and cell.status in ("PASS", "FAIL"):
         parts.append(str(cell.counts))
-    elif cell.detail and cell.status in (*SKIPPED, "ERROR", "TIMEOUT", "FAIL"):
-        parts.append(_clip(cell.detail, 60))
+    elif cell.detail and cell.status in (
+        *SKIPPED,
+        *(("ERROR", "TIMEOUT", "FAIL") if details else ()),
+    ):
+        parts.append(_clip(cell.detail, 60 if details else 24))
     if cell.status == "FAIL" and cell.exit_code not in (None, 0, 1):
         parts.append(f"code {cell.exit_code}")
     if durations and cell.status != "NOT_AVAILABLE":
@@ -279,13 +286,35 @@ def _clip(text: str, width: int) -> str:
 OUTCOME_WORDS = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "skipped": "SKIP"}
 
 
+def failure_lines(record: RunRecord, width: int = 100) -> list[str]:
+    """What went wrong, under the table: one line per cell that is not green (its detail), then
+    its failed tests, each within ``width`` columns."""
+    lines = []
+    for cell in record.cells:
+        if is_green(cell, record.expect) or cell.status in SKIPPED:
+            continue
+        where = f"{cell.file} on {cell.device}" + (
+            f" [{cell.interpreter}]" if len(record.interpreters) > 1 else ""
+        )
+        head = f"{cell.status}: {where}"
+        lines.append(
+            head + (f": {_clip(cell.detail, width - len(head) - 2)}" if cell.detail else "")
+        )
+        failed = [t.name for t in cell.tests if t.outcome in ("failed", "error")]
+        lines += [f"  {_clip(name, width - 2)}" for name in failed]
+        if cell.log_path:
+            lines.append(f"  log: {cell.log_path}")
+    return lines
+
+
 def matrix_rows(
-    record: RunRecord, durations: bool = True, tests: str = "failed"
+    record: RunRecord, durations: bool = True, tests: str = "none", details: bool = False
 ) -> tuple[list[str], list[list[str]]]:
     """Header and rows: one row per file, one column per (interpreter, device); '-' for none.
 
     Under a test file's row, one row per test: for every test with ``tests="all"``, for tests
-    that failed or errored somewhere with ``"failed"``, none with ``"none"``.
+    that failed or errored somewhere with ``"failed"``, none with ``"none"`` (the terminal's
+    default: :func:`failure_lines` lists them under the table).
     """
     cols = columns(record)
     by_key = {(c.file, c.interpreter, c.device): c for c in record.cells}
@@ -294,7 +323,7 @@ def matrix_rows(
     rows = []
     for path in files:
         cells = [by_key.get((path, index, device)) for index, device in cols]
-        rows.append([path, *(cell_text(c, durations) if c else "-" for c in cells)])
+        rows.append([path, *(cell_text(c, durations, details) if c else "-" for c in cells)])
         if tests == "none":
             continue
         outcomes = [{t.name: t.outcome for t in c.tests} if c else {} for c in cells]
@@ -307,7 +336,7 @@ def matrix_rows(
 
 
 def markdown_matrix(record: RunRecord) -> str:
-    header, rows = matrix_rows(record, durations=False)
+    header, rows = matrix_rows(record, durations=False, tests="failed", details=True)
     lines = [
         "| " + " | ".join(header) + " |",
         "|" + "---|" * len(header),

@@ -450,7 +450,8 @@ def plan(root: Path, targets: Sequence[Target], columns: Sequence[Column]) -> li
                 if target.kind == "pytest" and device != "cpu":
                     continue  # a plain test file runs once, in the cpu column
                 if target.devices_needed and device not in target.devices_needed:
-                    status, detail = "SKIP", f"the repro needs {', '.join(target.devices_needed)}"
+                    needed = "/".join(target.devices_needed)
+                    status, detail = "SKIP", f"n/a (the repro is {needed}-only)"
                 else:
                     reason = unavailable_reason(interp, device)
                     if reason is None:

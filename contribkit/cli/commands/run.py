@@ -79,7 +79,9 @@ and 1 when every cell was skipped or not available (nothing was checked).
     help="Interpreter on the CUDA host (default: run.cuda_python, i.e. python3).",
 )
 @click.option(
-    "--per-test", is_flag=True, help="A row per test of each test file (default: failing ones)."
+    "--per-test",
+    is_flag=True,
+    help="A row per test of each test file (default: failing tests are listed under the table).",
 )
 @click.option(
     "--junit",
@@ -152,26 +154,22 @@ def run(
 
 def show(root: Path, path: Path, record: RunRecord, per_test: bool, as_json: bool) -> None:
     from contribkit.cli.output import print_json, print_table
-    from contribkit.run.record import is_green, matrix_rows
+    from contribkit.run.record import failure_lines, matrix_rows
     from contribkit.run.runner import relpath
 
     shown_path = relpath(path, root)
     if as_json:
         print_json({"record_path": shown_path, **record.as_dict()})
         return
-    header, rows = matrix_rows(record, tests="all" if per_test else "failed")
+    header, rows = matrix_rows(record, tests="all" if per_test else "none")
     print_table(header, rows, title=f"contribkit run at {record.short_head}")
     if len(record.interpreters) > 1 or record.interpreters[0].host:
         for interp in record.interpreters:
             click.echo(f"[{interp.index}] {interp.label}")
     for note in record.notes:
         click.echo(f"note: {note}")
-    red = [c for c in record.cells if c.required and not is_green(c, record.expect)]
-    for cell in red:
-        detail = cell.detail if len(cell.detail) <= 200 else cell.detail[:199] + "…"
-        click.echo(f"{cell.status}: {cell.file} on {cell.device} [{cell.interpreter}]: {detail}")
-        if cell.log_path:
-            click.echo(f"  log: {cell.log_path}")
+    for line in failure_lines(record):
+        click.echo(line)
     counts: dict[str, int] = {}
     for cell in record.cells:
         counts[cell.status] = counts.get(cell.status, 0) + 1
@@ -179,4 +177,5 @@ def show(root: Path, path: Path, record: RunRecord, per_test: bool, as_json: boo
     total = sum(c.duration_s for c in record.cells)
     click.echo(f"{len(record.cells)} cells ({summary}), {total:.1f}s of legs")
     click.echo(f"record: {shown_path}")
-    click.echo(("ok: " if record.ok else "failed: ") + record.reason)
+    verdict = ("ok: " if record.ok else "failed: ") + " ".join(record.reason.split())
+    click.echo(verdict if len(verdict) <= 100 else verdict[:99] + "…")
