@@ -27,7 +27,7 @@ def reported(output: str) -> list[tuple[str, int, str]]:
     """``(path, line, rule id)`` for every violation line."""
     return [
         (m.group(1), int(m.group(2)), m.group(3))
-        for m in re.finditer(r"^(\S+?):(\d+): (CK\d{3}) ", output, re.M)
+        for m in re.finditer(r"^(\S+?):(\d+): (?:error|warning) (CK\d{3}) ", output, re.M)
     ]
 
 
@@ -59,7 +59,9 @@ def test_debug_leftovers_in_library_code(
         (rel, 17, "CK306"),
         (rel, 18, "CK306"),
     ]
-    assert f'{rel}:17: CK306 debug-env-var: os.environ["TORCH_LOGS"] set in library code' in out
+    assert (
+        f'{rel}:17: error CK306 debug-env-var: os.environ["TORCH_LOGS"] set in library code' in out
+    )
     assert "torch._dynamo.config.verbose = True (dynamo verbose mode)" in out
     # strings, comments, ordinary prints, pragmas and False are never reported (lines 22-31)
     assert all(line < 20 for _, line, _ in reported(out))
@@ -149,7 +151,7 @@ def test_scratch_and_large_files_are_refused(
         (fork_repo / rel).write_text(text)
     code, out = run(capsys, no_scratch_files.main, *staged)
     assert code == 1
-    refused = re.findall(r"^(\S+): (CK\d{3}) ", out, re.M)
+    refused = re.findall(r"^(\S+): error (CK\d{3}) ", out, re.M)
     assert refused == [
         ("repros/issue-12345/repro.py", "CK401"),
         (".contribkit/runs/x.json", "CK401"),
@@ -161,7 +163,7 @@ def test_scratch_and_large_files_are_refused(
         ("torch/big.bin", "CK402"),
     ]
     assert "hint: unstage it: git restore --staged repros/issue-12345/repro.py" in out
-    assert "torch/big.bin: CK402 file-too-large: file is 600 KiB, limit 500 KiB" in out
+    assert "torch/big.bin: error CK402 file-too-large: file is 600 KiB, limit 500 KiB" in out
 
 
 def test_scratch_settings(capsys: pytest.CaptureFixture[str], fork_repo: Path) -> None:
@@ -175,7 +177,7 @@ def test_scratch_settings(capsys: pytest.CaptureFixture[str], fork_repo: Path) -
         capsys, no_scratch_files.main, "my-repros/r.py", "notes/a.md", "torch/two_kb.py"
     )
     assert code == 1
-    assert re.findall(r"^(\S+): (CK\d{3}) ", out, re.M) == [
+    assert re.findall(r"^(\S+): error (CK\d{3}) ", out, re.M) == [
         ("my-repros/r.py", "CK401"),
         ("notes/a.md", "CK401"),
         ("torch/two_kb.py", "CK402"),

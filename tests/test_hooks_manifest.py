@@ -183,9 +183,10 @@ def real_inputs(hook_id: str, repo: Path, tmp_path: Path) -> tuple[list[str], di
             "# ------------------------ >8 ------------------------\ndiff --git a/x b/x\n"
         )
         return [".git/COMMIT_EDITMSG"], {}, "CK109"
-    if hook_id == "contribkit-branch-name":
+    if hook_id == "contribkit-branch-name":  # a pushed range: the WIP check reads git log
         git("switch", "-q", "-c", "my-feature", cwd=repo)
-        return [], {}, "CK201"
+        commit_files(repo, {"torch/nn/functional.py": "x = 1\n"}, "fixup! Fix relu")
+        return ["--from-ref", "main"], {}, "CK204"
     if hook_id == "contribkit-no-debug-leftovers":
         (repo / "torch" / "dbg.py").write_text("import pdb\n\n\ndef f():\n    breakpoint()\n")
         return ["torch/dbg.py", "torch/nn/functional.py"], {}, "CK301"
@@ -254,8 +255,10 @@ def test_hooks_import_nothing_heavy(hook_id: str, fork_repo: Path, tmp_path: Pat
     pushed range) until it reports a rule; only then is sys.modules inspected."""
     argv, env, rule_id = real_inputs(hook_id, fork_repo, tmp_path)
     found = guarded_run(HOOK_MODULES[hook_id], argv, fork_repo, env)
-    assert re.search(rf"^(.*: )?{rule_id} ", found["output"], re.M), found["output"]  # it ran
-    assert found["CODE"] == ("0" if rule_id == "CK701" else "1")
+    assert re.search(rf"^(.*: )?(error|warning) {rule_id} ", found["output"], re.M), found[
+        "output"
+    ]  # it ran
+    assert found["CODE"] == ("1" if RULES[rule_id].severity == "error" else "0")
     assert found["HEAVY"] == "", found
 
 
@@ -284,8 +287,16 @@ def test_console_scripts_check_and_exit(fork_repo: Path) -> None:
     proc = subprocess.run(
         [script("contribkit-commit-msg"), ".git/COMMIT_EDITMSG"], capture_output=True, text=True
     )
-    assert proc.returncode == 1
-    assert proc.stdout.startswith("1: CK102 title-trailing-period: ")
+    assert proc.returncode == 0  # style advice: shown, never blocking
+    assert proc.stdout.startswith("1: warning CK102 title-trailing-period: ")
+    proc = subprocess.run(
+        [script("contribkit-commit-msg"), ".git/COMMIT_EDITMSG"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "CONTRIBKIT_HOOKS_STRICT": "1"},
+    )
+    assert proc.returncode == 1  # hooks.strict: the same finding blocks
+    assert proc.stdout.startswith("1: error CK102 title-trailing-period: ")
     message.write_text("[nn] Fix relu\n")
     proc = subprocess.run(
         [script("contribkit-commit-msg"), ".git/COMMIT_EDITMSG"], capture_output=True, text=True
@@ -295,7 +306,7 @@ def test_console_scripts_check_and_exit(fork_repo: Path) -> None:
     proc = subprocess.run(
         [script("contribkit-no-debug-leftovers"), "torch/dbg.py"], capture_output=True, text=True
     )
-    assert proc.returncode == 1 and "torch/dbg.py:1: CK301 breakpoint" in proc.stdout
+    assert proc.returncode == 1 and "torch/dbg.py:1: error CK301 breakpoint" in proc.stdout
     proc = subprocess.run(
         [script("contribkit-branch-name"), "--bogus"], capture_output=True, text=True
     )

@@ -103,14 +103,20 @@ def test_title_style_reuses_the_commit_msg_rules() -> None:
     assert "(CK102 title-trailing-period)" in found[0].message
     assert "(CK105 title-not-imperative)" in found[1].message
     assert found[1].fix == 'write "Fix …" (what the commit does, as a command)'
-    (too_long,) = check_pr(GOOD, CheckContext(title="[nn] Fix " + "x" * 80))
-    assert too_long.message.startswith("title is 89 characters, limit 72")
+    assert not any(v.is_error for v in found)  # advice, as in the commit-msg hook
+    assert check_pr(GOOD, CheckContext(title="[nn] Fix " + "x" * 80)) == []  # 99 as it lands
+    (too_long,) = check_pr(GOOD, CheckContext(title="[nn] Fix " + "x" * 90))
+    assert too_long.message.startswith(
+        "title is 99 characters, 109 as it lands with ' (#N)', limit 100"
+    )
     assert too_long.message.endswith("(CK101 title-too-long)")
     conventional = CheckContext(title="fix(nn): keep the sign", title_style="conventional")
     conventional.conventional_types = ("fix", "feat")
     assert check_pr(GOOD, conventional) == []
     assert ids(GOOD, title="[nn] Fix x", title_style="conventional", conventional_types=("fix",))
     assert ids(GOOD, title="  ") == [("CKP06", None)]
+    (empty,) = check_pr(GOOD, CheckContext(title="  "))
+    assert empty.is_error  # an empty title blocks, whatever the profile
 
 
 @pytest.mark.parametrize(

@@ -228,14 +228,18 @@ def test_gate_checks_the_body_with_the_pr_rules(
     drafted.write_text(edited)
     refusal = ck("submit", "--dry-run", "--body-file", str(drafted))
     refused_lines = [line for line in refusal.stderr.splitlines() if "CKP" in line]
-    assert refused_lines == [f"{drafted}:3: CKP03 placeholder-left: say why"], refusal.stderr
+    assert refused_lines == [f"{drafted}:3: error CKP03 placeholder-left: say why"], refusal.stderr
     assert "contribkit: error: the PR title or body breaks 1 PR rule (above)" in refusal.stderr
     assert refusal.returncode == 1
     as_json = json.loads(ck("submit", "--dry-run", "--json", "--body-file", str(drafted)).stdout)
     assert [v["id"] for v in as_json["body_violations"]] == ["CKP03"]
-    # a bad title is refused by the commit-msg hook's title rules
+    # a title in poor style is advice (the commit-msg hook's title rules): not refused ...
     bad_title = ck("submit", "--dry-run", "--title", "Fixed the clamp.")
-    assert "title: CKP06 pr-title-style: title ends with a period" in bad_title.stderr
+    assert bad_title.returncode == 0, bad_title.stderr
+    # ... unless hooks.strict, which refuses it
+    (green / ".contribkit.toml").write_text("[hooks]\nstrict = true\n")
+    bad_title = ck("submit", "--dry-run", "--title", "Fixed the clamp.")
+    assert "title: error CKP06 pr-title-style: title ends with a period" in bad_title.stderr
     assert bad_title.returncode == 1
     # a rule switched off in hooks.disable does not refuse
     (green / ".contribkit.toml").write_text('[hooks]\ndisable = ["placeholder-left"]\n')

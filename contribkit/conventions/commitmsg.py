@@ -1,7 +1,11 @@
 """PyTorch's commit message conventions, as pure functions: the rules of the commit-msg hook.
 
 The title (length, trailing period, whitespace, WIP, imperative mood, ``[area]`` or conventional
-style), the blank second line, body line length, the branch's issue referenced; which commits
+style), the blank second line, body line length, the branch's issue referenced; all advice
+(warnings) by default, calibrated on titles PyTorch merged: the length is measured as the title
+lands (with the `` (#N)`` the merge appends), ``[BE]: …`` is an area prefix, nouns ("Fixes to …")
+and conventional prefixes ("docs: …") are not verbs, and trailing whitespace, which git strips
+itself, is no finding; which commits
 tools write (merge, fixup, …); how git cleans a message up; and a body's trailers. ``contribkit
 pr`` reuses them: the PR title becomes the landed commit's subject, and its body lists the
 commits' trailers. Standard library only (and light contribkit modules): the commit-msg hook
@@ -38,6 +42,13 @@ SKIP_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
 _PYTORCH_PREFIX = re.compile(r"^(?:\[[^\[\]\s][^\[\]]*\])+")
 _CONVENTIONAL = re.compile(
     r"^(?P<type>[A-Za-z]+)(?:\((?P<scope>[^()\s][^()]*)\))?!?: (?P<rest>\S.*)$"
+)
+# What the merge appends to the title: " (#123456)". A title that has it is measured as it is.
+LANDED_SUFFIX = " (#123456)"
+_LANDED = re.compile(r" \(#\d+\)$")
+# Words after a plural noun that a verb would not take: "Fixes to …", "Updates for …".
+_NOUN_FOLLOWERS = frozenset(
+    ["to", "for", "in", "of", "on", "from", "with", "and", "around", "after", "related", "needed"]
 )
 _WIP = re.compile(r"(^|[\s\[(:])wip($|[\s\]):!])", re.I)
 # A trailer line, "Key: value": a one-word key as git has it, or one of PyTorch's keys of several
@@ -103,11 +114,58 @@ def imperative_of(word: str) -> str | None:
     return None
 
 
+def landed_length(title: str) -> int:
+    """The title's length as it lands: with the `` (#N)`` suffix the merge appends."""
+    return len(title) if _LANDED.search(title) else len(title) + len(LANDED_SUFFIX)
+
+
+def mood_finding(summary: str) -> tuple[str, str] | None:
+    """``(word, imperative)`` when the summary opens with a past-tense or third-person verb.
+
+    Not for a conventional prefix (``docs: …``, whose summary is checked instead), nor for a
+    plural noun followed by a word a verb would not take ("Fixes to …", "Updates for …")."""
+    m = _CONVENTIONAL.match(summary)
+    if m:
+        summary = m.group("rest")
+    words = summary.split(None, 2)
+    if not words:
+        return None
+    first = words[0].strip(",;")
+    if first.endswith(":"):
+        return None  # "Fixes: …", a label rather than a verb
+    better = imperative_of(first)
+    if better is None:
+        return None
+    if first.lower().endswith("s") and len(words) > 1 and words[1].lower() in _NOUN_FOLLOWERS:
+        return None
+    return first, better
+
+
 def skip_kind(title: str) -> str | None:
     for kind, pattern in SKIP_KINDS:
         if pattern.match(title):
             return kind
     return None
+
+
+def unfinished_commits(subjects: Sequence[tuple[str, str]]) -> list[Violation]:
+    """CK204 for each ``(sha, subject)`` that marks work in progress or a fixup, squash or amend
+    for ``git rebase --autosquash``: fine while you work, not in what you push."""
+    found = []
+    for sha, subject in subjects:
+        kind = skip_kind(subject)
+        what = "work in progress" if _WIP.search(subject) else None
+        if kind in ("fixup", "squash", "amend"):
+            what = f"a {kind} commit"
+        if what:
+            found.append(
+                Violation(
+                    RULES["CK204"],
+                    f"{sha} is {what} {quote(subject)}",
+                    hint=f"squash or reword it first: git rebase -i --autosquash {sha}~1",
+                )
+            )
+    return found
 
 
 def cleanup_rules(
@@ -207,6 +265,8 @@ def _summary_and_style(title: str, style: str, types: Sequence[str]) -> tuple[st
         m = _PYTORCH_PREFIX.match(title)
         if m:
             rest = title[m.end() :]
+            if rest.startswith(": "):  # "[BE]: Remove …", common in PyTorch's history
+                rest = rest[1:]
             if not rest.startswith(" ") or not rest.strip():
                 return rest.strip(), [
                     Violation(
@@ -315,15 +375,18 @@ def references_issue(message: str, issue: int) -> bool:
 def check_message(
     lines: Sequence[str],
     *,
-    title_max_length: int = 72,
-    body_max_length: int = 80,
+    title_max_length: int = 100,
+    body_max_length: int = 0,
     title_style: str = "pytorch",
     conventional_types: Sequence[str] = (),
     allow_wip: bool = False,
     issue: int | None = None,
     strict: bool = False,
 ) -> list[Violation]:
-    """Violations in a cleaned commit message (see :func:`clean_message`); pure, no git."""
+    """Violations in a cleaned commit message (see :func:`clean_message`); pure, no git.
+
+    ``title_max_length`` applies to the title as it lands (:func:`landed_length`);
+    ``body_max_length`` 0 checks no body width (bodies are markdown)."""
     if not lines:
         return []
     title = lines[0]
@@ -331,11 +394,13 @@ def check_message(
         return []
     found: list[Violation] = []
     shown = quote(title, limit=100)
-    if len(title) > title_max_length:
+    landed = landed_length(title.rstrip())
+    if landed > title_max_length:
         found.append(
             Violation(
                 RULES["CK101"],
-                f"title is {len(title)} characters, limit {title_max_length} {shown}",
+                f"title is {len(title.rstrip())} characters, {landed} as it lands with "
+                f"' (#N)', limit {title_max_length} {shown}",
                 line=1,
             )
         )
@@ -343,30 +408,28 @@ def check_message(
         found.append(
             Violation(RULES["CK102"], f"title ends with a period {quote(title, tail=True)}", line=1)
         )
-    if title != title.strip():
-        where = "leading" if title[:1].isspace() else "trailing"
-        found.append(Violation(RULES["CK103"], f"title has {where} whitespace {shown}", line=1))
+    if title[:1].isspace():  # trailing whitespace is no finding: git strips it itself
+        found.append(Violation(RULES["CK103"], f"title has leading whitespace {shown}", line=1))
     if not allow_wip and _WIP.search(title):
         found.append(Violation(RULES["CK104"], f"title marks work in progress {shown}", line=1))
     summary, style_violations = _summary_and_style(title.strip(), title_style, conventional_types)
     found += style_violations
-    first_word = summary.split(" ", 1)[0].strip(":,;") if summary else ""
-    better = imperative_of(first_word) if first_word else None
-    if better:
+    mood = mood_finding(summary)
+    if mood:
         found.append(
             Violation(
                 RULES["CK105"],
-                f'"{first_word}" is not imperative {shown}',
+                f'"{mood[0]}" is not imperative {shown}',
                 line=1,
-                hint=f'write "{better} …" (what the commit does, as a command)',
+                hint=f'write "{mood[1]} …" (what the commit does, as a command)',
             )
         )
     if len(lines) > 1 and lines[1].strip():
         found.append(Violation(RULES["CK107"], f"line 2 is not blank {quote(lines[1])}", line=2))
     body = list(lines[1:])
-    exempt = _exempt_body_lines(body)
+    exempt = _exempt_body_lines(body) if body_max_length > 0 else set()
     for i, line in enumerate(body):
-        if len(line) > body_max_length and i not in exempt:
+        if 0 < body_max_length < len(line) and i not in exempt:
             found.append(
                 Violation(
                     RULES["CK108"],

@@ -1,8 +1,9 @@
 """The report every rule check prints: the hooks, ``contribkit pr --check`` and the ``submit`` gate.
 
-One violation per line in the gitlint style,
-``LOCATION: CK101 title-too-long: title is 91 characters, limit 72 ("…")``, each followed by one
-fix hint, then the recovery command once. Colour only on a TTY, and never with ``NO_COLOR``.
+One violation per line in the gitlint style, led by its severity,
+``LOCATION: warning CK101 title-too-long: title is 95 characters (…), limit 100 ("…")`` or
+``LOCATION: error CK301 breakpoint: breakpoint() call``, each followed by one fix hint, then a
+summary that says whether anything blocks, and the recovery command once. Colour only on a TTY, and never with ``NO_COLOR``.
 Standard library only (and light contribkit modules): the hooks import this on every commit.
 """
 
@@ -45,9 +46,12 @@ def _paint(text: str, code: str, color: bool) -> str:
     return f"\033[{code}m{text}\033[0m" if color else text
 
 
-def format_violation(v: Violation, color: bool = False) -> str:
+def format_violation(v: Violation, color: bool = False, strict: bool = False) -> str:
+    """``LOCATION: error CK301 breakpoint: message`` (``warning`` for one that does not block)."""
     location = ":".join(str(p) for p in (v.path, v.line) if p is not None)
-    tag = _paint(f"{v.rule.id} {v.rule.slug}", "1;31" if v.is_error else "1;33", color)
+    blocks = v.blocks(strict)
+    severity = "error" if blocks else "warning"
+    tag = _paint(f"{severity} {v.rule.id} {v.rule.slug}", "1;31" if blocks else "1;33", color)
     return f"{location + ': ' if location else ''}{tag}: {v.message}"
 
 
@@ -66,10 +70,12 @@ def write_report(
     color: bool,
     out: TextIO,
     disabled: Collection[str] = (),
+    strict: bool = False,
 ) -> int:
-    """Print the violations whose rules are not ``disabled``; 1 if any is an error, else 0.
+    """Print the violations whose rules are not ``disabled``; 1 if any blocks, else 0.
 
     ``source`` names the checker in the summary line (a hook id, or ``contribkit pr --check``).
+    A warning blocks only when ``strict`` (``hooks.strict``).
     """
     shown = [v for v in findings.violations if v.rule.id not in disabled]
     if not shown:
@@ -77,9 +83,9 @@ def write_report(
     if findings.output:
         print(findings.output.rstrip(), file=out)
     for v in shown:
-        print(format_violation(v, color), file=out)
+        print(format_violation(v, color, strict), file=out)
         print(_paint(f"    hint: {v.fix}", "2", color), file=out)
-    errors = sum(v.is_error for v in shown)
+    errors = sum(v.blocks(strict) for v in shown)
     warnings = len(shown) - errors
     counts = ", ".join(
         f"{n} {word}{'s' if n != 1 else ''}"
@@ -87,7 +93,9 @@ def write_report(
         if n
     )
     summary = f"{source}: {counts}."
-    if errors and findings.recovery:
+    if not errors:
+        summary += " Warnings do not block (hooks.strict = true makes them errors)."
+    elif findings.recovery:
         summary += f" To recover: {findings.recovery}"
     print(summary, file=out)
     print(

@@ -7,6 +7,13 @@ test-file conventions, ``CK6xx`` tests with a change, ``CK7xx`` PR scope, ``CK8x
 ``CKPxx`` PR title and body, checked by ``contribkit pr --check`` and the ``submit`` gate) and a
 slug; either switches it off in ``hooks.disable``. The README's rule tables follow this
 catalog, and ``tests/test_hooks_manifest.py`` keeps the two in step.
+
+Two profiles. Each rule carries its default severity: an ``error`` blocks (the hook exits 1), and
+is kept for what is wrong in any PyTorch PR (a template placeholder left, an empty title, a
+conflict marker, scratch or oversized files, debug leftovers, a missing AI disclosure, WIP or
+fixup commits pushed); a ``warning`` is style advice, printed but never blocking. A violation may
+carry its own severity where one rule is advice in one case and wrong in another (CKP01).
+``hooks.strict = true`` turns every warning into an error (:meth:`Violation.blocks`).
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ class Rule:
 
 
 class Violation:
-    __slots__ = ("hint", "line", "message", "path", "rule")
+    __slots__ = ("hint", "line", "message", "path", "rule", "severity")
 
     def __init__(
         self,
@@ -38,12 +45,14 @@ class Violation:
         line: int | None = None,
         path: str | None = None,
         hint: str | None = None,
+        severity: str | None = None,
     ) -> None:
         self.rule = rule
         self.message = message
         self.line = line
         self.path = path
         self.hint = hint  # overrides rule.hint when the fix is specific
+        self.severity = severity or rule.severity  # overrides the rule's default when given
 
     def __repr__(self) -> str:
         where = ":".join(str(p) for p in (self.path, self.line) if p is not None)
@@ -55,8 +64,8 @@ class Violation:
     def __hash__(self) -> int:
         return hash(self._key())
 
-    def _key(self) -> tuple[str, str, int | None, str | None, str | None]:
-        return (self.rule.id, self.message, self.line, self.path, self.hint)
+    def _key(self) -> tuple[str, str, int | None, str | None, str | None, str]:
+        return (self.rule.id, self.message, self.line, self.path, self.hint, self.severity)
 
     @property
     def fix(self) -> str:
@@ -64,7 +73,12 @@ class Violation:
 
     @property
     def is_error(self) -> bool:
-        return self.rule.severity == ERROR
+        """Whether it blocks in the default profile."""
+        return self.severity == ERROR
+
+    def blocks(self, strict: bool = False) -> bool:
+        """Whether it blocks: an error always, a warning too under ``hooks.strict``."""
+        return strict or self.severity == ERROR
 
 
 def _catalog(*rules: Rule) -> dict[str, Rule]:
@@ -72,28 +86,71 @@ def _catalog(*rules: Rule) -> dict[str, Rule]:
 
 
 RULES: dict[str, Rule] = _catalog(
-    # contribkit-commit-msg
-    Rule("CK101", "title-too-long", "keep the title short; move the detail into the body"),
-    Rule("CK102", "title-trailing-period", "drop the period at the end of the title"),
-    Rule("CK103", "title-whitespace", "remove the leading or trailing whitespace in the title"),
+    # contribkit-commit-msg: style advice, apart from an undecodable message
     Rule(
-        "CK104", "title-wip", "describe the change, or set hooks.allow_wip = true for WIP commits"
+        "CK101",
+        "title-too-long",
+        "keep the title short; move the detail into the body",
+        WARNING,
     ),
-    Rule("CK105", "title-not-imperative", 'write the title as a command: "Fix …", not "Fixed …"'),
-    Rule("CK106", "title-style", "follow the configured title style (hooks.title_style)"),
-    Rule("CK107", "body-separator", "leave the second line of the message blank"),
-    Rule("CK108", "body-line-too-long", "wrap the body; URLs, code and trailers may stay long"),
-    Rule("CK109", "issue-not-referenced", "reference the branch's issue, e.g. 'Fixes #N'"),
+    Rule("CK102", "title-trailing-period", "drop the period at the end of the title", WARNING),
+    Rule("CK103", "title-whitespace", "remove the leading whitespace in the title", WARNING),
+    Rule(
+        "CK104",
+        "title-wip",
+        "fine while you work; squash or reword it before you push (CK204 blocks the push)",
+        WARNING,
+    ),
+    Rule(
+        "CK105",
+        "title-not-imperative",
+        'write the title as a command: "Fix …", not "Fixed …"',
+        WARNING,
+    ),
+    Rule(
+        "CK106",
+        "title-style",
+        "follow the configured title style (hooks.title_style)",
+        WARNING,
+    ),
+    Rule("CK107", "body-separator", "leave the second line of the message blank", WARNING),
+    Rule(
+        "CK108",
+        "body-line-too-long",
+        "wrap the body; URLs, code and trailers may stay long",
+        WARNING,
+    ),
+    Rule(
+        "CK109",
+        "issue-not-referenced",
+        "reference the branch's issue, e.g. 'Fixes #N'",
+        WARNING,
+    ),
     Rule("CK110", "message-not-utf8", "save the message as UTF-8 (or set i18n.commitEncoding)"),
     # contribkit-branch-name
-    Rule("CK201", "branch-name", "rename the branch: git branch -m fix/<issue>-<what>"),
+    Rule(
+        "CK201",
+        "branch-name",
+        "rename the branch: git branch -m fix/<issue>-<what>",
+        WARNING,
+    ),
     Rule(
         "CK202",
         "branch-no-issue",
         "put the issue number in the branch name, e.g. fix/12345-<what>",
         WARNING,
     ),
-    Rule("CK203", "protected-branch", "work on a topic branch: git switch -c fix/<issue>-<what>"),
+    Rule(
+        "CK203",
+        "protected-branch",
+        "work on a topic branch: git switch -c fix/<issue>-<what>",
+        WARNING,
+    ),
+    Rule(
+        "CK204",
+        "wip-pushed",
+        "squash or reword it first: git rebase -i --autosquash <base>",
+    ),
     # contribkit-no-debug-leftovers
     Rule("CK301", "breakpoint", "remove the breakpoint() call"),
     Rule("CK302", "debugger-import", "remove the debugger import"),
@@ -116,6 +173,11 @@ RULES: dict[str, Rule] = _catalog(
         "file-too-large",
         "don't commit large files; raise hooks.max_file_kb if it is needed",
     ),
+    Rule(
+        "CK403",
+        "conflict-marker",
+        "resolve the conflict: keep the right lines and delete the markers",
+    ),
     # contribkit-test-conventions (shared with the test scaffold, see contribkit.conventions.testfiles)
     Rule("CK501", "owner-missing", 'add a first line like: # Owner(s): ["module: nn"]'),
     Rule("CK502", "owner-malformed", 'write a JSON list of labels: # Owner(s): ["module: nn"]'),
@@ -124,8 +186,14 @@ RULES: dict[str, Rule] = _catalog(
         "CK504",
         "device-tests-not-instantiated",
         "add at module level: instantiate_device_type_tests(TestClass, globals())",
+        WARNING,
     ),
-    Rule("CK505", "hard-coded-cuda", 'use the `device` argument instead of "cuda"'),
+    Rule(
+        "CK505",
+        "hard-coded-cuda",
+        'use the `device` argument instead of "cuda" (or mark the test @onlyCUDA)',
+        WARNING,
+    ),
     Rule("CK506", "test-unparsable", "fix the syntax error so the conventions can be checked"),
     # contribkit-tests-required
     Rule(
@@ -141,18 +209,26 @@ RULES: dict[str, Rule] = _catalog(
     Rule("CK801", "lintrunner-missing", "pip install lintrunner && lintrunner init"),
     Rule("CK802", "lintrunner-not-initialised", "run: lintrunner init"),
     Rule("CK803", "lintrunner-failed", "run: lintrunner -a  (applies the fixes it can)"),
-    # contribkit pr --check (and the submit gate): the PR title and body
-    Rule("CKP01", "fixes-link", "start the body with 'Fixes #N' for the issue the PR fixes"),
+    # contribkit pr --check (and the submit gate): the PR title and body. CKP01 is an error
+    # when the branch names an issue the body does not link; CKP06 when the title is empty.
+    Rule(
+        "CKP01",
+        "fixes-link",
+        "start the body with 'Fixes #N' for the issue the PR fixes",
+        WARNING,
+    ),
     Rule(
         "CKP02",
         "test-plan-names-test",
         "add a '## Test plan' naming the test, e.g. python test/test_nn.py -k test_relu",
+        WARNING,
     ),
     Rule("CKP03", "placeholder-left", "replace the placeholder with the real text, or delete it"),
     Rule(
         "CKP04",
         "performance-without-bench",
         "drop the Performance section, or record a benchmark in .contribkit/bench/",
+        WARNING,
     ),
     Rule(
         "CKP05",
@@ -160,7 +236,10 @@ RULES: dict[str, Rule] = _catalog(
         "add an '## Agent details' section saying what the AI did and what you checked",
     ),
     Rule(
-        "CKP06", "pr-title-style", 'write the title as "[area] Imperative summary", ≤ 72 characters'
+        "CKP06",
+        "pr-title-style",
+        'write the title as "[area] Imperative summary", ≤ 90 characters',
+        WARNING,
     ),
 )
 

@@ -90,11 +90,23 @@ KEYS: dict[str, Key] = {
         "Hook rules (and the CKPxx rules of `pr --check`) switched off, by id or slug, "
         'e.g. ["CK105", "pr-too-large"].',
     ),
+    "hooks.strict": Key(
+        bool,
+        False,
+        "Make every warning an error: the style rules block commits, and `pr --check` fails "
+        "on them.",
+    ),
     "hooks.title_max_length": Key(
-        int, 72, "Longest commit title allowed (CK101); also the PR titles of `contribkit pr`."
+        int,
+        100,
+        "Longest title as it lands, with the ' (#N)' the merge appends, before CK101 warns; "
+        "also the PR titles of `contribkit pr`.",
     ),
     "hooks.body_max_length": Key(
-        int, 80, "Longest commit body line allowed; URLs, code and trailers are exempt (CK108)."
+        int,
+        0,
+        "Longest commit body line before CK108 warns (0: no limit, bodies are markdown); URLs, "
+        "code and trailers are exempt.",
     ),
     "hooks.title_style": Key(
         str,

@@ -135,15 +135,16 @@ def _argparse_parser(spec: HookSpec) -> argparse.ArgumentParser:
     import argparse
 
     rules = "\n".join(
-        f"  {rule.id} {rule.slug}" + ("" if rule.severity == "error" else " (warning)")
+        f"  {rule.id} {rule.slug}" + (" (blocks)" if rule.severity == "error" else " (warning)")
         for rule in RULES.values()
         if rule.id.startswith(spec.rule_prefix)
     )
     parser = argparse.ArgumentParser(
         prog=spec.hook_id,
         description=spec.doc,
-        epilog=f"rules:\n{rules}\n\nSwitch rules off with --disable, or hooks.disable in "
-        f"{REPO_CONFIG_NAME}. Exit codes: 0 ok, 1 a rule failed, 2 bad usage or config.",
+        epilog=f"rules:\n{rules}\n\nWarnings never block unless hooks.strict = true. Switch "
+        f"rules off with --disable, or hooks.disable in {REPO_CONFIG_NAME}. Exit codes: 0 ok "
+        "(warnings at most), 1 a rule blocked, 2 bad usage or config.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     for opt in spec.options:
@@ -255,7 +256,8 @@ def run_hook(
         print_error(f"git failed: {exc}")
         return 2
     color = use_color(args.color, sys.stdout)
-    return write_report(ctx.hook_id, findings, color, sys.stdout, ctx.disabled)
+    strict = ctx.settings.flag("hooks.strict")
+    return write_report(ctx.hook_id, findings, color, sys.stdout, ctx.disabled, strict)
 
 
 # --- files ----------------------------------------------------------------------------------------

@@ -1,8 +1,9 @@
-"""contribkit-no-scratch-files: no debugging scratch and no oversized files in a commit (pre-commit).
+"""contribkit-no-scratch-files: no debugging scratch, oversized or conflicted files in a commit (pre-commit).
 
 Refuses repros/ (the repros_dir setting), .contribkit/, .contribkit.toml, debug_issue.sh,
 torch_compile_debug/, tl_out/, minifier_launcher.py, *.log files, any path matching
-hooks.scratch_patterns, and files larger than hooks.max_file_kb. `contribkit init` also puts the
+hooks.scratch_patterns, files larger than hooks.max_file_kb, and files that still hold a merge
+conflict marker (a line starting "<<<<<<< " or ">>>>>>> "). `contribkit init` also puts the
 scratch paths in .git/info/exclude, so `git add -A` skips them; this hook catches `git add -f`.
 
 Example: contribkit-no-scratch-files repros/issue-123/repro.py
@@ -61,12 +62,55 @@ def check_paths(paths: Sequence[str], patterns: Sequence[str], max_kb: int) -> l
     return found
 
 
+_MARKERS = (b"<<<<<<< ", b">>>>>>> ")
+
+
+def conflict_marker_line(data: bytes) -> int | None:
+    """The 1-based line of the first merge conflict marker in ``data``; None in a binary file.
+
+    Only the ``<<<<<<< ``/``>>>>>>> `` lines count: a bare ``=======`` underlines headings."""
+    if b"\0" in data[:8000]:
+        return None
+    for marker in _MARKERS:
+        if data.startswith(marker):
+            return 1
+        at = data.find(b"\n" + marker)
+        if at != -1:
+            return data.count(b"\n", 0, at) + 2
+    return None
+
+
+def check_conflicts(paths: Sequence[str], max_kb: int) -> list[Violation]:
+    """CK403 for each file (up to ``max_kb``) that still holds a conflict marker."""
+    found = []
+    for path in paths:
+        try:
+            if os.stat(path).st_size > max_kb * 1024:
+                continue
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            continue
+        line = conflict_marker_line(data)
+        if line is not None:
+            found.append(
+                Violation(RULES["CK403"], "merge conflict marker left", line=line, path=path)
+            )
+    return found
+
+
 def check(args: SimpleNamespace, ctx: HookContext) -> Findings:
     patterns = scratch_patterns(
         str(ctx.settings.text("repros_dir")), ctx.get_list("scratch_patterns")
     )
-    violations = check_paths(args.files, patterns, ctx.get_int("max_file_kb"))
-    return Findings(violations, recovery="git restore --staged <path>, then commit again")
+    max_kb = ctx.get_int("max_file_kb")
+    violations = check_paths(args.files, patterns, max_kb)
+    if ctx.enabled("CK403"):
+        flagged = {v.path for v in violations}
+        violations += check_conflicts([p for p in args.files if p not in flagged], max_kb)
+    return Findings(
+        violations, recovery="git restore --staged <path> or fix the file, then commit again"
+    )
 
 
 SPEC = HookSpec(HOOK_ID, __doc__, "CK4", files="many", files_help="staged files to check")

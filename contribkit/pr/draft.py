@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from contribkit.conventions.commitmsg import TRAILER_LINE, split_trailers
+from contribkit.conventions.commitmsg import LANDED_SUFFIX, TRAILER_LINE, split_trailers
 from contribkit.git.facts import BranchFacts, Commit
 from contribkit.pr.check import (
     CLOSING_WORDS,
@@ -519,7 +519,7 @@ class TitleRules:
     """The title settings of the commit-msg hook (``[hooks]``), which PR titles follow too."""
 
     style: str = "pytorch"
-    max_length: int = 72
+    max_length: int = 100  # the title as it lands, with the " (#N)" the merge appends
     conventional_types: Sequence[str] = ()
     allow_wip: bool = False
 
@@ -583,7 +583,7 @@ def draft(
             issue=inputs.issue,
             areas=inputs.labels.areas,
             style=rules.style,
-            limit=rules.max_length,
+            limit=rules.max_length - len(LANDED_SUFFIX),
             branch=facts.state.branch,
             types=rules.conventional_types,
             tests_only=inputs.tests_only,
@@ -591,7 +591,8 @@ def draft(
         title = made.text
         if made.cut_from:
             warnings.append(
-                f"the title was cut to {rules.max_length} characters (hooks.title_max_length) "
+                f"the title was cut to {rules.max_length - len(LANDED_SUFFIX)} characters "
+                f"({rules.max_length} as it lands with ' (#N)', hooks.title_max_length) "
                 f'from "{made.cut_from}"; write a shorter one with --title'
             )
     problems = check_title(

@@ -257,15 +257,19 @@ def gh_ready(github_url: str) -> str | None:
 def check_body(
     ws: Workspace, facts: BranchFacts, rules: TitleRules, title: str, body: str, name: str
 ) -> list[Violation]:
-    """The PR rules (``contribkit pr --check``) the title and body break, less hooks.disable."""
+    """The PR rules (``contribkit pr --check``) the title and body break so that they block (the
+    errors; the warnings too under hooks.strict), less hooks.disable."""
     from contribkit.conventions.rules import resolve_rule_names
     from contribkit.pr.check import check_pr
     from contribkit.pr.draft import check_context
 
     disabled, _ = resolve_rule_names(list(ws.settings.names("hooks.disable")))
     context = check_context(ws.root, facts, rules, title=title)
+    strict = ws.settings.flag("hooks.strict")
     return [
-        v for v in check_pr(body, context, path=name) if v.is_error and v.rule.id not in disabled
+        v
+        for v in check_pr(body, context, path=name)
+        if v.blocks(strict) and v.rule.id not in disabled
     ]
 
 

@@ -250,16 +250,19 @@ def check(
     for unknown_name in unknown:
         warn(f"no rule named '{unknown_name}' (ignored)")
     violations = [v for v in check_pr(body, ctx, path=name) if v.rule.id not in disabled]
+    strict = settings.flag("hooks.strict")
+    blocking = any(v.blocks(strict) for v in violations)
     if as_json:
         print_json(
             {
-                "ok": not any(v.is_error for v in violations),
+                "ok": not blocking,
                 "file": name,
                 "title_checked": title is not None,
                 "violations": [
                     {
                         "id": v.rule.id,
                         "slug": v.rule.slug,
+                        "severity": "error" if v.blocks(strict) else "warning",
                         "line": v.line,
                         "where": v.path,
                         "message": v.message,
@@ -269,13 +272,14 @@ def check(
                 ],
             }
         )
-        return 1 if any(v.is_error for v in violations) else 0
+        return 1 if blocking else 0
     code = write_report(
         "contribkit pr --check",
         Findings(violations),
         use_color("auto", sys.stdout),
         sys.stdout,
         disabled,
+        strict,
     )
     if code == 0:
         note = "" if title is not None else " (title not checked: pass --title)"

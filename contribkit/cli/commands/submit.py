@@ -189,8 +189,8 @@ def refuse_body(plan: Submission) -> None:
     """Print the PR rules the title or body breaks (gitlint style), then refuse."""
     from contribkit.conventions.report import format_violation
 
-    for violation in plan.violations:
-        click.echo(format_violation(violation), err=True)
+    for violation in plan.violations:  # each one blocks (a warning only under hooks.strict)
+        click.echo(format_violation(violation, strict=True), err=True)
         click.echo(f"    hint: {violation.fix}", err=True)
     count = len(plan.violations)
     raise CheckFailed(
