@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -16,7 +17,8 @@ from contribkit.hooks.commit_msg import main
 from tests.branchcases import BRANCH_ISSUES
 from tests.conftest import git
 
-MESSAGES = Path(__file__).parent / "fixtures" / "messages"
+FIXTURES = Path(__file__).parent / "fixtures"
+MESSAGES = FIXTURES / "messages"
 
 
 @pytest.fixture(autouse=True)
@@ -432,3 +434,47 @@ def test_gits_prompt_answers_without_a_git_call() -> None:
     assert commitmsg.cleanup_rules("T\n\n;x\n", lambda: config, editor=True) == (";", True)
     config.append(("commit.cleanup", "whitespace"))
     assert commitmsg.cleanup_rules("T\n\n;x\n", lambda: config, editor=True) == (";", False)
+
+
+# --- calibrated on the shapes of titles PyTorch merges (tests/fixtures/conventions/) ----------
+
+
+@pytest.mark.parametrize(
+    ("title", "expected"),
+    [
+        ("[BE]: Drop a stale comment", []),  # the common "[BE]: …" form
+        ("[BE][Easy]: Tidy the imports", []),
+        ("[BE]:Tidy the imports", ["CK106"]),
+        ("[CUDA] Fixes to the launch bounds", []),  # a noun, not a verb
+        ("Updates for the nightly wheel", []),
+        ("[dynamo] fixes to lru_cache messages", []),
+        ("docs: Mention the flag", []),  # a conventional prefix is not a verb
+        ("docs: Fixed the flag", ["CK105"]),  # its summary is checked
+        ("Fixes: the stride check", []),
+        ("Adds the stride check", ["CK105"]),
+        ("Bump the build image ", []),  # trailing whitespace: git strips it
+        (" Bump the build image", ["CK103"]),
+        ("x" * 90, []),  # 100 as it lands with " (#123456)"
+        ("x" * 91, ["CK101"]),
+        ("x" * 90 + " (#123)", []),  # already landed: measured as it is
+    ],
+)
+def test_titles_as_pytorch_merges_them(title: str, expected: list[str]) -> None:
+    found = check_message([title])
+    assert [v.rule.id for v in found] == expected
+    assert not any(v.is_error for v in found)  # the default profile blocks no title style
+
+
+def test_fixture_titles_are_never_blocked() -> None:
+    titles = json.loads((FIXTURES / "conventions" / "titles.json").read_text())
+    blocked = [t["title"] for t in titles if any(v.is_error for v in check_message([t["title"]]))]
+    assert blocked == []
+    warned = [t["title"] for t in titles if check_message([t["title"]])]
+    assert len(warned) == 2  # a trailing period, and a long past-tense title
+
+
+def test_body_width_is_opt_in() -> None:
+    body = ["[nn] Fix relu", "", "A markdown paragraph that runs on and on " * 4]
+    assert check_message(body) == []
+    (found,) = check_message(body, body_max_length=80)
+    assert found.rule.id == "CK108" and not found.is_error

@@ -210,3 +210,21 @@ def test_missing_owner_and_main(capsys: pytest.CaptureFixture[str], fork_repo: P
     code, out = run(capsys, test_conventions.main, "test/test_bare.py")
     assert code == 1
     assert reported(out) == [("test/test_bare.py", 1, "CK501"), ("test/test_bare.py", 2, "CK503")]
+
+
+def test_conflict_markers_are_refused(capsys: pytest.CaptureFixture[str], fork_repo: Path) -> None:
+    (fork_repo / "torch" / "merged.py").write_text(
+        "x = 1\n<<<<<<< HEAD\ny = 2\n=======\ny = 3\n>>>>>>> topic\n"
+    )
+    (fork_repo / "docs").mkdir(exist_ok=True)
+    (fork_repo / "docs" / "index.rst").write_text("Title\n=======\n\ntext\n")  # a heading
+    (fork_repo / "torch" / "blob.bin").write_bytes(b"\0\n<<<<<<< x\n")  # binary: not read
+    code, out = run(
+        capsys, no_scratch_files.main, "torch/merged.py", "docs/index.rst", "torch/blob.bin"
+    )
+    assert code == 1
+    assert re.findall(r"^(\S+): error (CK\d{3}) ", out, re.M) == [("torch/merged.py:2", "CK403")]
+    assert "resolve the conflict" in out
+    assert run(
+        capsys, no_scratch_files.main, "--disable", "conflict-marker", "torch/merged.py"
+    ) == (0, "")

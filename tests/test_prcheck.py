@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from contribkit.git.facts import Commit
@@ -152,3 +156,57 @@ def test_sections_end_at_the_next_heading_of_their_level() -> None:
         (5, "C", "c"),
         (7, "D", "d"),
     ]
+
+
+# --- calibrated on the shapes of PR bodies PyTorch merges (tests/fixtures/conventions/) -------
+
+BODIES = Path(__file__).parent / "fixtures" / "conventions" / "bodies"
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_fixture_bodies_pass_with_advice_only() -> None:
+    """A ghstack body, a Meta export (Summary / Test Plan: CI) and a community PR (a
+    '## Test Result' heading): none blocks; no link and no test plan are advice."""
+    titles = dict(line.split("\t", 1) for line in (BODIES / "titles.tsv").read_text().splitlines())
+    for number, title in titles.items():
+        found = check_pr((BODIES / f"pr{number}.md").read_text(), CheckContext(title=title))
+        assert not any(v.is_error for v in found), (number, found)
+        assert all(v.blocks(strict=True) for v in found)  # hooks.strict refuses the advice
+    ghstack = check_pr((BODIES / "pr11.md").read_text(), CheckContext())
+    assert [v.rule.id for v in ghstack] == ["CKP01"]  # the test is named in the prose
+    community = check_pr((BODIES / "pr13.md").read_text(), CheckContext())
+    assert community == []  # "## Test Result" names the test
+
+
+def test_fixes_link_blocks_only_when_the_branch_names_an_issue() -> None:
+    body = "Refactor the helper.\n\n## Test plan\n\npython test/test_nn.py\n"
+    (advice,) = check_pr(body, CheckContext())
+    assert advice.rule.id == "CKP01" and not advice.is_error
+    (blocking,) = check_pr(body, CheckContext(issue_number=4242))
+    assert blocking.is_error and "the branch is for #4242, but the body never links it" in (
+        blocking.message
+    )
+    assert check_pr("Fixes #4242\n\n" + body, CheckContext(issue_number=4242)) == []
+
+
+def test_benchmark_reports_the_profile_on_a_sample(tmp_path: Path) -> None:
+    """benchmarks/conventions.py runs the real checks (pr --check as a command)."""
+    sample = BODIES.parent
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "conventions.py"), str(sample),
+         "--titles", str(sample / "titles.json"), "--bodies", str(BODIES)],
+        capture_output=True, text=True, cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "profile: default"
+    assert lines[1].startswith("titles: 0 blocked, 2 warned, 10 total")
+    assert lines[2].startswith("bodies: 0 failed of 3")
+    assert lines[3] == "rules fired on titles: CK101 1, CK102 1, CK105 1"
+    assert lines[4] == "rules fired on bodies: CKP01 2, CKP02 1"
+    strict = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "conventions.py"), str(sample),
+         "--titles", str(sample / "titles.json"), "--bodies", str(BODIES), "--strict"],
+        capture_output=True, text=True, cwd=tmp_path,
+    )  # fmt: skip
+    assert "titles: 2 blocked, 0 warned, 10 total" in strict.stdout
