@@ -137,3 +137,38 @@ def test_syntax_error_is_reported_after_the_header_check() -> None:
     found = check_test_source("def broken(:\n", "test/test_x.py")
     assert [v.rule.id for v in found] == ["CK501", "CK506"]
     assert found[1].line == 1 and found[1].path == "test/test_x.py"
+
+
+def test_hard_coded_cuda_in_cuda_only_tests_is_fine() -> None:
+    """CK505 honours @onlyCUDA, @onlyOn…, @onlyNativeDeviceTypes, skip decorators that exclude
+    the CPU, and branches that run on CUDA only; the CPU branch and shared code still count."""
+    source = (SOURCES / "device_tests_cuda_only.py").read_text()
+    found = check_test_source(source, "test/test_streams.py")
+    assert [(v.rule.id, v.line) for v in found] == [("CK505", 64), ("CK505", 65)]
+    assert all("TestStreams.test_still_flagged" in v.message for v in found)
+    assert not any(v.is_error for v in found)  # a warning in the default profile
+
+
+@pytest.mark.parametrize(
+    ("decorator", "flagged"),
+    [
+        ("@onlyCUDA", False),
+        ("@onlyOn('cuda')", False),
+        ("@onlyNativeDeviceTypesAnd(['hpu'])", False),
+        ("@skipCPUIf(True, 'gpu')", False),
+        ("@skipIf(not torch.cuda.is_available(), 'no cuda')", False),
+        ("@unittest.skipIf(not TEST_CUDA, 'no cuda')", False),
+        ("@skipCPUIf(not HAS_LAPACK, 'lapack')", True),  # CPU still runs it
+        ("@skipIf(IS_WINDOWS, 'flaky')", True),
+        ("@skipCUDAIfRocm", True),
+        ("@onlyCPU", True),
+    ],
+)
+def test_which_decorators_make_a_test_cuda_only(decorator: str, flagged: bool) -> None:
+    text = (
+        '# Owner(s): ["module: nn"]\nimport torch\n\n\nclass TestX(TestCase):\n'
+        f"    {decorator}\n    def test_x(self, device):\n        torch.ones(1).cuda()\n\n\n"
+        "instantiate_device_type_tests(TestX, globals())\n\n"
+        'if __name__ == "__main__":\n    run_tests()\n'
+    )
+    assert (ids(text) == ["CK505"]) is flagged

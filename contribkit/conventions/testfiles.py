@@ -7,7 +7,11 @@ TEST_HAS_MAIN linters and ``common_device_type.py``):
 - a ``# Owner(s): ["module: …"]`` line whose labels start with ``module:`` or ``oncall:``;
 - an ``if __name__ == "__main__": run_tests()`` block;
 - a test class whose tests take ``device`` is passed to ``instantiate_device_type_tests``;
-- tests that take ``device`` never hard-code ``"cuda"``.
+- tests that take ``device`` never hard-code ``"cuda"``, unless the test runs on CUDA only
+  (``@onlyCUDA``, ``@onlyOn…``/``@onlyNativeDeviceTypes``, a ``skip…If`` decorator that
+  excludes the CPU such as ``@skipIf(not TEST_CUDA, …)`` or ``@skipCPUIf(True, …)``) or the
+  code is under ``if device_type == "cuda"``, ``if self.device_type == 'cuda'`` or
+  ``if TEST_CUDA`` (or after ``if not TEST_CUDA: self.skipTest(…)``).
 
 Standard library only.
 """
@@ -163,13 +167,102 @@ def instantiated_classes(tree: ast.Module) -> set[str]:
     return names
 
 
+_CUDA_NAMES = frozenset({"TEST_CUDA", "TEST_MULTIGPU", "TEST_CUDNN", "HAS_CUDA", "HAS_GPU"})
+
+
+def _decorator_name(node: ast.expr) -> str:
+    target = node.func if isinstance(node, ast.Call) else node
+    if isinstance(target, ast.Attribute):
+        return target.attr
+    return target.id if isinstance(target, ast.Name) else ""
+
+
+def _mentions_cuda(node: ast.AST) -> bool:
+    """Whether an expression asks about CUDA: ``TEST_CUDA``, ``torch.cuda.is_available()``,
+    ``device_type == "cuda"``, ``device.startswith("cuda")``."""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name) and sub.id in _CUDA_NAMES:
+            return True
+        if isinstance(sub, ast.Attribute) and sub.attr == "cuda":
+            return True
+        if isinstance(sub, ast.Constant) and isinstance(sub.value, str) and _CUDA.match(sub.value):
+            return True
+    return False
+
+
+def _cuda_only_test(test: ast.expr) -> bool | None:
+    """True when an ``if`` test holds only on CUDA (its body is CUDA-only), False when it holds
+    only off CUDA (its ``else`` is), None when it says nothing about CUDA."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _cuda_only_test(test.operand)
+        return None if inner is None else not inner
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return True if any(_cuda_only_test(v) for v in test.values) else None
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and _mentions_cuda(test):
+        if isinstance(test.ops[0], (ast.Eq, ast.In, ast.Is)):
+            return True
+        if isinstance(test.ops[0], (ast.NotEq, ast.NotIn, ast.IsNot)):
+            return False
+        return None
+    if isinstance(test, (ast.Name, ast.Attribute, ast.Call)) and _mentions_cuda(test):
+        return True
+    return None
+
+
+def runs_on_cuda_only(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A test that only ever runs on CUDA: ``@onlyCUDA``, ``@onlyOn…``, ``@onlyNativeDeviceTypes``,
+    or a ``skip…If`` decorator that skips the CPU (``@skipIf(not TEST_CUDA, …)``,
+    ``@skipCPUIf(True, …)``, ``@skipIfNoCuda``, ``@requires_cuda``)."""
+    for decorator in fn.decorator_list:
+        name = _decorator_name(decorator)
+        if name == "onlyCUDA" or name.startswith(("onlyOn", "onlyNativeDeviceTypes")):
+            return True
+        if name.lower() in ("requires_cuda", "skipifnocuda", "skipcudaifnocuda"):
+            return True
+        if not (name.startswith("skip") and "If" in name and isinstance(decorator, ast.Call)):
+            continue
+        condition = decorator.args[0] if decorator.args else None
+        if name.startswith("skipCPUIf"):
+            if isinstance(condition, ast.Constant) and condition.value is True:
+                return True
+        elif condition is not None and _cuda_only_test(condition) is False:
+            return True  # skipped unless CUDA is there
+    return False
+
+
+def _leaves(body: list[ast.stmt]) -> bool:
+    """Whether a block always leaves the test: return, raise, or self.skipTest(…)."""
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, (ast.Return, ast.Raise)):
+        return True
+    return (
+        isinstance(last, ast.Expr)
+        and isinstance(last.value, ast.Call)
+        and _call_name(last.value) == "skipTest"
+    )
+
+
+def _off_cuda_statements(body: list[ast.stmt]) -> list[ast.stmt]:
+    """The statements of a block that may run off CUDA: all of them up to an
+    ``if not TEST_CUDA: self.skipTest(…)`` (or return), and none after it."""
+    kept: list[ast.stmt] = []
+    for stmt in body:
+        kept.append(stmt)
+        if isinstance(stmt, ast.If) and _cuda_only_test(stmt.test) is False and _leaves(stmt.body):
+            break
+    return kept
+
+
 def _hard_coded_cuda(
     fn: ast.FunctionDef | ast.AsyncFunctionDef, lines: set[int] | None = None
 ) -> Iterator[tuple[ast.AST, str]]:
     """``"cuda"`` literals and ``.cuda()`` calls in a test body, in one pass. Comparisons and
-    ``startswith("cuda")`` checks are skipped: they ask which device this is. With ``lines``
-    (those whose text mentions "cuda"), statements elsewhere are not searched."""
-    stack: list[ast.AST] = list(fn.body)
+    ``startswith("cuda")`` checks are skipped: they ask which device this is; so are the
+    branches that run only on CUDA (``if device_type == "cuda":``, ``if TEST_CUDA:``). With
+    ``lines`` (those whose text mentions "cuda"), statements elsewhere are not searched."""
+    stack: list[ast.AST] = list(_off_cuda_statements(fn.body))
     while stack:
         node = stack.pop()
         if isinstance(node, ast.Compare):
@@ -177,6 +270,11 @@ def _hard_coded_cuda(
         if lines is not None and isinstance(node, ast.stmt):
             last = node.end_lineno or node.lineno
             if not any(node.lineno <= line <= last for line in lines):
+                continue
+        if isinstance(node, ast.If):
+            cuda_only = _cuda_only_test(node.test)
+            if cuda_only is not None:  # search only the branch that may run off CUDA
+                stack.extend(_off_cuda_statements(node.orelse if cuda_only else node.body))
                 continue
         if isinstance(node, ast.Call) and _call_name(node) in ("startswith", "endswith"):
             stack.append(node.func)
@@ -220,7 +318,7 @@ def check_device_generic(
                 )
             )
         for method in _test_methods(cls):
-            if not _takes_device(method):
+            if not _takes_device(method) or runs_on_cuda_only(method):
                 continue
             for node, what in _hard_coded_cuda(method, cuda_lines):
                 found.append(
