@@ -65,6 +65,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "pr",
         "Write the PR title and body in PyTorch's conventions; --check a body.",
     ),
+    "op": (
+        "contribkit.cli.commands.op",
+        "op",
+        "Trace an operator from Python to its kernels, derivatives and tests; --new plans one.",
+    ),
     "init": (
         "contribkit.cli.commands.init",
         "init",

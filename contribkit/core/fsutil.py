@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 from contribkit.core.errors import BadInput
@@ -13,6 +12,8 @@ def atomic_write(
     path: Path, data: str | bytes, *, force: bool = False, mode: int | None = None
 ) -> None:
     """Write ``data`` to ``path`` atomically; refuse to replace an existing file unless ``force``."""
+    import tempfile  # here: reading the cache (core.cache imports this module) needs none
+
     if path.exists() and not force:
         raise BadInput(f"{path} already exists", hint="pass --force to overwrite it")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -34,6 +35,8 @@ def atomic_write(
 def check_writable(path: Path) -> None:
     """BadInput unless a file can be written at ``path`` (making its folder if missing): checked
     before long work whose result goes there."""
+    import tempfile
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")

@@ -57,11 +57,28 @@ def repo_root(cwd: Path | str | None = None) -> Path | None:
     """The top of the work tree containing ``cwd``, or None outside a repository."""
     from pathlib import Path
 
+    if not _may_be_in_work_tree(os.path.abspath(cwd if cwd is not None else os.curdir)):
+        return None  # no .git here or above: git would say so too, after starting
     try:
         out = git("rev-parse", "--show-toplevel", cwd=cwd)
     except GitError:
         return None
     return Path(out) if out else None
+
+
+def _may_be_in_work_tree(here: str) -> bool:
+    """False only when git cannot find a work tree from ``here``: no ``.git`` in it or any parent,
+    and no environment variable pointing git elsewhere."""
+    if any(os.environ.get(v) for v in ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR")):
+        return True
+    here = os.path.realpath(here)
+    while True:
+        if os.path.lexists(os.path.join(here, ".git")):
+            return True
+        parent = os.path.dirname(here)
+        if parent == here:
+            return False
+        here = parent
 
 
 def git_path(root: Path, name: str) -> Path:

@@ -1,7 +1,8 @@
 """Learn about the target interpreter's torch by running a probe script in a subprocess.
 
 contribkit never imports torch itself. Results are cached per interpreter (path and mtime) and
-invalidated when site-packages or the torch install changes.
+invalidated when site-packages or the torch install changes. What only running a probe needs is
+imported there, so that a cached answer costs no more than reading it.
 """
 
 from __future__ import annotations
@@ -10,16 +11,13 @@ import json
 import os
 import re
 import sys
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from contribkit.core.cache import JsonCache
 from contribkit.core.errors import BadInput
-from contribkit.core.proc import run_child, scrubbed_env
 
 PROBE_MARKER = "CONTRIBKIT_PROBE "
 PROBE_TIMEOUT_S = 180.0
@@ -65,6 +63,8 @@ class TorchInfo:
 
 
 def probe_source(name: str) -> str:
+    from importlib import resources
+
     return resources.files("contribkit.target.probes").joinpath(name).read_text(encoding="utf-8")
 
 
@@ -139,6 +139,10 @@ def run_probe(
     packages, so it gets the environment legs get: scrubbed, with ``scrub`` (the ``scrub_env``
     setting) on top of the documented patterns.
     """
+    import tempfile
+
+    from contribkit.core.proc import run_child, scrubbed_env
+
     hint = "check that --python points at a working interpreter"
     with tempfile.TemporaryDirectory(prefix="contribkit-probe-") as neutral:
         # A neutral cwd, so that a PyTorch checkout's unbuilt torch/ folder is not imported.
