@@ -70,6 +70,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "op",
         "Trace an operator from Python to its kernels, derivatives and tests; --new plans one.",
     ),
+    "gaps": (
+        "contribkit.cli.commands.gaps",
+        "gaps",
+        "Rank a module's public callables by missing docstring entries and tests.",
+    ),
     "init": (
         "contribkit.cli.commands.init",
         "init",
