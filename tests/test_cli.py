@@ -36,6 +36,8 @@ print("HEAVY=" + ",".join(heavy), file=sys.stderr)
         ["debug", "--help"],
         ["pr", "--help"],
         ["demo", "--help"],
+        ["op", "--help"],
+        ["gaps", "--help"],
     ],
 )
 def test_startup_imports_nothing_heavy(argv: list[str]) -> None:

@@ -67,7 +67,7 @@ def _kinds(family: str, kernels: list[str]) -> list[tuple[str, re.Pattern[str]]]
         ),
         (
             "definition",
-            re.compile(rf"^[A-Za-z_][\w:<>, ]*[\s&*](?:at::native::)?({alternatives})\s*\([^;]*$"),
+            re.compile(rf"^[A-Za-z_][\w:<>, ]*[\s&*]+(?:at::native::)?({alternatives})\s*\([^;]*$"),
         ),
     ]
 
