@@ -32,6 +32,8 @@ STAGE_COMMANDS = {
     "setup/hookinstall.py": ["init"],
     "setup": ["init", "doctor"],
     "github": ["repro", "pr", "submit"],
+    "ops": ["op"],
+    "gaps": ["gaps"],
 }
 OTHER_PROGRAMS = {"git", "gh", "pip", "python", "python3", "pytest", "ssh", "lintrunner", "ghstack"}
 SEPARATORS = re.compile(r"[,;()`]| or | then |: ")

@@ -54,6 +54,8 @@ def open_sources(
     python: str, settings: Settings, root: Path | None, *, with_derivatives: bool = True
 ) -> Sources:
     """The yaml of the checkout at ``root`` if it is one, else the target torch's packaged copy."""
+    from contribkit.run.probe import install_torch_hint
+
     raw = probe_facts(python, settings)
     torch_error = str(raw["error"]) if "error" in raw else None
     facts = None if torch_error else TorchFacts.from_dict(dict(raw))
@@ -65,7 +67,7 @@ def open_sources(
         raise BadInput(
             f"no native_functions.yaml: not in a PyTorch checkout, and {python} has no torchgen"
             + (f" ({torch_error})" if torch_error else ""),
-            hint="cd into your PyTorch fork, or pass --python with an interpreter that has torch",
+            hint="cd into your PyTorch fork, or " + install_torch_hint(python),
         )
     else:
         packaged = Path(str(raw["torchgen_dir"]))
