@@ -32,4 +32,8 @@ BRANCH_ISSUES: tuple[tuple[str, int | None], ...] = (
     ("fix/3-way-merge", None),
     ("fix/relu-12345", None),
     ("fix/gh-actions", None),
+    # ghstack's branches: the number counts the stack, it is no issue
+    ("gh/alice/12/head", None),
+    ("gh/alice/12/base", None),
+    ("gh/alice/3/orig", None),
 )

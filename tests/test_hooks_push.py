@@ -61,6 +61,7 @@ def test_pushing_main_to_sync_a_fork_is_fine(
         ("fix/relu-grad", 0, ["CK202"]),  # a warning: printed, never fails
         ("my-feature", 0, ["CK201", "CK202"]),  # warnings too, in the default profile
         ("viable/strict", 0, ["CK203"]),
+        ("gh/alice/12/head", 0, []),  # ghstack names its branches: nothing to check
     ],
 )
 def test_branch_names(
@@ -71,6 +72,8 @@ def test_branch_names(
     assert (got, rule_ids(out)) == (code, ids)
     if "CK202" in ids:
         assert "warning CK202 branch-no-issue" in out and f"{len(ids)} warning" in out
+    if branch.startswith("gh/"):
+        assert "is a ghstack branch: ghstack opens one PR per commit" in out
 
 
 def test_branch_pattern_is_configurable(

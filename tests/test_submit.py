@@ -429,3 +429,20 @@ def test_api_errors_are_one_line(ck: Ck, green: Path, gh: Path, fake_github: Fak
         "GitHub API error 422: Validation Failed",
     )
     assert not fake_github.pulls
+
+
+def test_a_ghstack_branch_passes_the_gate_then_is_left_to_ghstack(
+    ck: Ck, fork_repo: Path, gh: Path
+) -> None:
+    git("switch", "-q", "-c", "gh/alice/3/head", cwd=fork_repo)
+    commit_fix(fork_repo)
+    write(fork_repo, "test/test_relu_clamp.py", "def test_clamp():\n    assert True\n")
+    git("add", "-A", cwd=fork_repo)
+    git("commit", "-qm", "Test relu's clamp", cwd=fork_repo)
+    refused(ck("submit", "--dry-run"), 1, "no run record")  # the same gate first
+    assert ck("run").returncode == 0
+    proc = ck("submit", "--dry-run")
+    refused(proc, 2, "gh/alice/3/head is a ghstack branch")
+    assert "hint: the run record is green and current: run `ghstack`" in proc.stderr
+    body = json.loads(ck("pr", "--offline", "--json").stdout)
+    assert any("run `ghstack`" in line for line in body["instructions"])

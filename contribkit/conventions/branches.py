@@ -21,9 +21,22 @@ _BRANCH_ISSUE_WORD = re.compile(r"(?:^|[/_.-])(?:issues?|gh)[-_#]?(\d+)(?![0-9A-
 _BRANCH_ISSUE_SEGMENT = re.compile(r"(?:^|/)(\d{2,})(?=[-_/]|$)")
 
 
+# ghstack's branches: gh/<user>/<n>/head|base|orig (and next). ghstack names them and opens the
+# PRs itself, one per commit, from the commit messages; the number is a stack index, not an issue.
+GHSTACK_BRANCH = re.compile(r"^gh/[^/]+/\d+/(?:head|base|orig|next)$")
+GHSTACK_NOTE = (
+    "a ghstack branch: ghstack opens one PR per commit, with the commit message as its body"
+)
+
+
+def is_ghstack(branch: str | None) -> bool:
+    return bool(branch) and GHSTACK_BRANCH.match(branch or "") is not None
+
+
 def issue_from_branch(branch: str | None) -> int | None:
-    """The issue number a branch name carries, e.g. 12345 for ``fix/12345-relu``, else None."""
-    if not branch:
+    """The issue number a branch name carries, e.g. 12345 for ``fix/12345-relu``, else None
+    (always for a ghstack branch, whose number counts the stack)."""
+    if not branch or is_ghstack(branch):
         return None
     m = _BRANCH_ISSUE_WORD.search(branch) or _BRANCH_ISSUE_SEGMENT.search(branch)
     return int(m.group(1)) if m else None
@@ -35,8 +48,10 @@ def check_branch(
     """Violations for a branch name against ``pattern`` (hooks.branch_pattern); pure.
 
     Pushing a protected branch is fine (that is how a fork's main is kept in sync); committing
-    on one is not.
+    on one is not. ghstack's branches are named by ghstack: nothing to check.
     """
+    if is_ghstack(branch):
+        return []
     if branch in protected:
         if pushing:
             return []

@@ -13,10 +13,11 @@ Example: contribkit-branch-name --branch fix/12345-relu-grad
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Sequence
 from types import SimpleNamespace
 
-from contribkit.conventions.branches import check_branch
+from contribkit.conventions.branches import GHSTACK_NOTE, check_branch, is_ghstack
 from contribkit.conventions.commitmsg import unfinished_commits
 from contribkit.conventions.report import Findings
 from contribkit.git import cmd as gitcmd
@@ -41,6 +42,8 @@ def check(args: SimpleNamespace, ctx: HookContext) -> Findings:
     branch = args.branch or pushed or ctx.branch
     if not branch:
         return Findings()  # detached HEAD: a rebase or bisect in progress
+    if is_ghstack(branch):
+        print(f"{HOOK_ID}: {branch} is {GHSTACK_NOTE}; its name is not checked", file=sys.stderr)
     protected = ctx.get_list("protected_branches")
     violations = check_branch(
         branch,

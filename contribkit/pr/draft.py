@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from contribkit.conventions.branches import GHSTACK_NOTE, is_ghstack
 from contribkit.conventions.commitmsg import LANDED_SUFFIX, TRAILER_LINE, split_trailers
 from contribkit.git.facts import BranchFacts, Commit
 from contribkit.pr.check import (
@@ -563,6 +564,17 @@ def check_context(
     )
 
 
+GHSTACK_INSTRUCTION = (
+    "put this body in the commit message (git commit --amend), then run `ghstack`: it opens the "
+    "stack's PRs itself, so `contribkit submit` does not"
+)
+
+
+def ghstack_instructions(facts: BranchFacts) -> list[str]:
+    branch = facts.state.branch
+    return [f"{branch} is {GHSTACK_NOTE}: {GHSTACK_INSTRUCTION}"] if is_ghstack(branch) else []
+
+
 def draft(
     inputs: PrInputs,
     rules: TitleRules,
@@ -626,7 +638,8 @@ def draft(
         label_reason=label.reason,
         bot_command=label.bot_command,
         comments=[label.bot_command] if label.bot_command else [],
-        instructions=[] if label.bot_command else [LABEL_INSTRUCTION],
+        instructions=([] if label.bot_command else [LABEL_INSTRUCTION])
+        + ghstack_instructions(facts),
         placeholders=[what for _, what in placeholders_in(body)],
         title_problems=[f"{v.message}; {v.fix}" for v in problems],
         warnings=warnings,

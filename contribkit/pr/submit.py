@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from contribkit.conventions.branches import GHSTACK_NOTE, is_ghstack
 from contribkit.core.errors import AuthRequired, BadInput, CheckFailed
 from contribkit.core.proc import run_child
 from contribkit.git import cmd as gitcmd
@@ -310,6 +311,11 @@ def plan_submission(
     repo = target_repo(ws)
     facts: BranchFacts = gitfacts.branch_facts(root, settings.text("upstream_remote"), base_branch)
     record_path, record = check_gate(root, settings, facts)
+    if is_ghstack(branch):  # after the gate: a stack needs the same evidence
+        raise BadInput(
+            f"{branch} is {GHSTACK_NOTE}: submit does not open it",
+            hint="the run record is green and current: run `ghstack` to open or update the stack",
+        )
     if facts.merge_base is not None and not facts.commits:
         raise BadInput(
             f"'{branch}' has no commits since {facts.merge_base.ref}: there is nothing to propose",
