@@ -113,3 +113,13 @@ def test_python_dash_m_works(run_cli: RunCli) -> None:
     assert proc.returncode == 0
     keys = {row["key"] for row in json.loads(proc.stdout)}
     assert {"repo", "github_url", "python", "scrub_env"} <= keys
+
+
+def test_no_arguments_print_the_help_and_exit_2_on_every_click(run_cli: RunCli) -> None:
+    # click 8.2 raises NoArgsIsHelpError for a bare group, 8.1 prints the help and exits 0 by
+    # itself (and has no such exception): contribkit answers the same on both (CI's floor lane
+    # runs this on click 8.1).
+    proc = run_cli()
+    assert proc.returncode == 2
+    assert proc.stdout.startswith("Usage: contribkit [OPTIONS] COMMAND [ARGS]...")
+    assert "Traceback" not in proc.stderr
