@@ -10,7 +10,7 @@ import pytest
 
 from contribkit.core.cache import JsonCache
 from contribkit.core.errors import BadInput
-from contribkit.run.probe import probe_torch
+from contribkit.run.probe import cached_probe, probe_torch
 
 
 def test_probe_real_torch(tmp_path: Path) -> None:
@@ -45,6 +45,19 @@ def test_probe_is_cached_per_interpreter_and_mtime(tmp_path: Path) -> None:
     os.utime(stub, (st.st_atime, st.st_mtime + 10))
     probe_torch(str(stub), cache, scrub=())
     assert len(counter.read_text().splitlines()) == 2
+
+
+def test_each_probe_script_has_its_own_cache_entry(tmp_path: Path) -> None:
+    # The key holds the script's name and the hash of its text: two probes of one interpreter
+    # never answer for each other, and a changed probe (a contribkit upgrade) runs again.
+    counter = tmp_path / "calls"
+    stub = _stub_python(tmp_path, counter)
+    cache = JsonCache(tmp_path / "cache", "probes")
+    for _ in range(2):
+        cached_probe(str(stub), "torch_info.py", cache, scrub=())
+        cached_probe(str(stub), "torch_logs.py", cache, scrub=())
+    assert len(counter.read_text().splitlines()) == 2
+    assert len(list((tmp_path / "cache").rglob("*.json"))) == 2
 
 
 def test_interpreter_without_torch(bare_python: str) -> None:

@@ -7,6 +7,7 @@ imported there, so that a cached answer costs no more than reading it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -177,7 +178,8 @@ def cached_probe(
 ) -> dict[str, Any]:
     """Run ``contribkit/target/probes/<script_name>`` with ``python``, or return its cached output.
 
-    The result is cached per interpreter (path, mtime, size) and GPU mask (``PROBE_ENV_KEYS``:
+    The result is cached per probe script (name and text), interpreter (path, mtime, size) and
+    GPU mask (``PROBE_ENV_KEYS``:
     set, empty and unset are three keys), and re-run when site-packages, the torch install or
     torch's version changes. The probe must print ``purelib`` and, when torch imports,
     ``torch_path`` and ``torch_version``.
@@ -185,13 +187,16 @@ def cached_probe(
     from contribkit.core.workspace import resolve_python
 
     python = resolve_python(python)  # an executable file's absolute path, or BadInput
-    key = json.dumps([python, {k: os.environ.get(k) for k in PROBE_ENV_KEYS}])
+    source = probe_source(script_name)
+    # The probe's own text is part of the key: a contribkit upgrade that changes it re-probes.
+    script = hashlib.sha256(source.encode()).hexdigest()[:16]
+    key = json.dumps([python, script_name, script, {k: os.environ.get(k) for k in PROBE_ENV_KEYS}])
     if cache is not None and not refresh:
         doc = cache.get(key)
         if doc and isinstance(doc.get("info"), dict) and still_valid(doc, python):
             cached: dict[str, Any] = doc["info"]
             return cached
-    raw = run_probe(python, probe_source(script_name), scrub=scrub)
+    raw = run_probe(python, source, scrub=scrub)
     if cache is not None:
         cache.put(
             key,
