@@ -284,7 +284,9 @@ def test_timeout_kills_the_process_group(ck: Ck, fork_repo: Path, tmp_path: Path
             print("PREFIX NOT_REPRODUCED never")
         """),
     )
-    code, record = run_json(ck, "repros/hang", "--timeout", "2", "--devices", "cpu")
+    # The leg reports a host pid outside its folder: unconfined (test_sandbox.py: under bwrap).
+    unconfined = {"CONTRIBKIT_RUN_SANDBOX": "none"}
+    code, record = run_json(ck, "repros/hang", "--timeout", "2", "--devices", "cpu", env=unconfined)
     assert code == 1
     cell = cells(record)[("repros/hang/repro.py", "cpu", 1)]
     assert cell["status"] == "TIMEOUT" and cell["detail"] == "killed after 2s"
@@ -334,7 +336,8 @@ def test_signals_kill_running_legs(
             "2",
         ],
         cwd=fork_repo,
-        env={**os.environ, "CONTRIBKIT_CACHE_DIR": shared_cache},
+        # The legs report host pids outside their folders: unconfined (test_sandbox.py: bwrap).
+        env={**os.environ, "CONTRIBKIT_CACHE_DIR": shared_cache, "CONTRIBKIT_RUN_SANDBOX": "none"},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -441,7 +444,10 @@ def test_cpu_legs_run_in_parallel_up_to_jobs(ck: Ck, fork_repo: Path, tmp_path: 
                 print("PREFIX NOT_REPRODUCED saw the other leg" if os.path.exists(other) else "PREFIX REPRODUCED ran alone")
             """),
         )
-    code, record = run_json(ck, "repros/a", "repros/b", "--devices", "cpu", "-j", "2")
+    unconfined = {"CONTRIBKIT_RUN_SANDBOX": "none"}  # the legs meet in a folder outside theirs
+    code, record = run_json(
+        ck, "repros/a", "repros/b", "--devices", "cpu", "-j", "2", env=unconfined
+    )
     assert code == 0, record["reason"]  # each leg saw the other one running
 
 

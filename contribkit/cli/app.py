@@ -150,8 +150,10 @@ def _signals_unwind() -> Iterator[None]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from contribkit.core.redact import redacted_streams
+
     args = list(sys.argv[1:] if argv is None else argv)
-    with _signals_unwind():
+    with _signals_unwind(), redacted_streams():  # no known secret is ever printed
         return _main(args)
 
 

@@ -77,6 +77,12 @@ KEYS: dict[str, Key] = {
     "run.devices": Key(list, ["cpu", "cuda"], "Devices `contribkit run` tries by default."),
     "run.timeout": Key(float, 900.0, "Seconds before `contribkit run` kills a leg."),
     "run.jobs": Key(int, 0, "CPU legs run at once by `contribkit run` (0: min(4, CPU count))."),
+    "run.sandbox": Key(
+        str,
+        "auto",
+        "How `run` and `debug --run` confine issue and test code: auto (bubblewrap where it "
+        "works, else none, said once), bwrap (required) or none (a scrubbed environment only).",
+    ),
     "run.cuda_host": Key(
         str, None, "ssh host that runs the CUDA legs of `contribkit run` (see docs/remote-cuda.md)."
     ),

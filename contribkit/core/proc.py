@@ -2,7 +2,9 @@
 
 Every child gets a scrubbed environment (no tokens or secrets), a closed stdin and its own
 process group, which is killed whole on timeout, Ctrl-C, SIGTERM or SIGHUP (``cli`` turns those
-into exceptions that unwind through here) so that no orphan survives.
+into exceptions that unwind through here) so that no orphan survives. Its log is redacted
+(:mod:`contribkit.core.redact`) as it is written. Children that run issue or test code opt into
+a sandbox by passing ``confine`` (:mod:`contribkit.core.sandbox`).
 """
 
 from __future__ import annotations
@@ -18,18 +20,30 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-# Documented in the README ("Safety"); extend with the `scrub_env` setting.
+from contribkit.core import redact
+
+if TYPE_CHECKING:
+    from contribkit.core.sandbox import Confinement
+
+# Documented in the README ("Safety"); extend with the `scrub_env` setting. A variable whose
+# value holds a URL with credentials (scheme://user:password@) is a secret whatever its name.
 SECRET_PATTERNS: tuple[str, ...] = (
     "GH_TOKEN",
     "GITHUB_TOKEN",
     "GH_ENTERPRISE_TOKEN",
     "GITHUB_ENTERPRISE_TOKEN",
+    "TOKEN",
     "*_TOKEN",
+    "*_TOKEN_*",
+    "*TOKEN*",
+    "*_PAT",
     "*_SECRET*",
     "*_PASSWORD*",
     "*_KEY",
     "AWS_*",
+    "DATABASE_URL",
 )
 
 DEFAULT_LOG_CAP = 8 * 1024 * 1024
@@ -40,9 +54,12 @@ _running: dict[int, subprocess.Popen[bytes]] = {}
 _running_lock = threading.Lock()
 
 
-def is_secret(name: str, extra_patterns: Iterable[str] = ()) -> bool:
+def is_secret(name: str, extra_patterns: Iterable[str] = (), value: str | None = None) -> bool:
+    """Whether the variable ``name`` (holding ``value``, when given) is a secret."""
     upper = name.upper()
-    return any(fnmatch.fnmatchcase(upper, p.upper()) for p in (*SECRET_PATTERNS, *extra_patterns))
+    if any(fnmatch.fnmatchcase(upper, p.upper()) for p in (*SECRET_PATTERNS, *extra_patterns)):
+        return True
+    return value is not None and redact.has_credentials(value)
 
 
 def scrubbed_env(
@@ -55,7 +72,7 @@ def scrubbed_env(
     env = {
         k: v
         for k, v in (os.environ if base is None else base).items()
-        if not is_secret(k, patterns)
+        if not is_secret(k, patterns, v)
     }
     env.update(overrides or {})
     return env
@@ -105,8 +122,15 @@ def run_child(
     timeout: float | None = None,
     log_path: Path | None = None,
     log_cap: int = DEFAULT_LOG_CAP,
+    confine: Confinement | None = None,
 ) -> ChildResult:
-    """Run ``cmd`` in its own process group; capture output (and tee it to ``log_path``, capped)."""
+    """Run ``cmd`` in its own process group; capture output (and tee it to ``log_path``, capped).
+
+    With ``log_path``, the log and the output are redacted; without, the output is raw (the
+    answer of ``gh auth token`` is the token). With ``confine``, the child runs in its sandbox
+    (where there is one)."""
+    if confine is not None:
+        cmd, env = confine.wrap(cmd, env, cwd)
     start = time.monotonic()
     proc = subprocess.Popen(
         list(cmd),
@@ -122,6 +146,17 @@ def run_child(
     chunks: list[bytes] = []
     state = {"kept": 0, "written": 0, "truncated": False}
     log = log_path.open("wb") if log_path else None
+    scrubber = redact.StreamRedactor(redact.current()) if log is not None else None
+
+    def to_log(data: bytes) -> None:
+        if log is None:
+            return
+        room = log_cap - state["written"]
+        if room > 0:
+            log.write(data[:room])
+            state["written"] += min(room, len(data))
+        if len(data) > room:
+            state["truncated"] = True
 
     def pump() -> None:
         stream = proc.stdout
@@ -131,13 +166,8 @@ def run_child(
             state["kept"] += len(chunk)
             while state["kept"] > _TAIL_CHARS * 2 and len(chunks) > 1:
                 state["kept"] -= len(chunks.pop(0))
-            if log is not None:
-                room = log_cap - state["written"]
-                if room > 0:
-                    log.write(chunk[:room])
-                    state["written"] += min(room, len(chunk))
-                if len(chunk) > room:
-                    state["truncated"] = True
+            if scrubber is not None:
+                to_log(scrubber.feed(chunk))
 
     reader = threading.Thread(target=pump, daemon=True)
     reader.start()
@@ -156,11 +186,14 @@ def run_child(
         with _running_lock:
             _running.pop(proc.pid, None)
         reader.join(timeout=5)
-        if log is not None:
+        if log is not None and scrubber is not None:
+            to_log(scrubber.flush())
             if state["truncated"]:
                 log.write(f"\n[contribkit: log truncated at {log_cap} bytes]\n".encode())
             log.close()
     output = b"".join(chunks).decode("utf-8", errors="replace")[-_TAIL_CHARS:]
+    if scrubber is not None:  # a child that runs code; without a log (gh auth token) it is raw
+        output = scrubber.redactor.text(output)
     return ChildResult(
         returncode=None if timed_out else proc.returncode,
         output=output,

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from contribkit.core import redact
 from contribkit.core.config import REPO_CONFIG_NAME, ConfigError, Settings, load_settings
 from contribkit.core.errors import BadInput, warn
 from contribkit.git import cmd as gitcmd
@@ -57,6 +58,7 @@ class Workspace:
             raise BadInput(str(exc), hint="fix or remove the offending setting") from exc
         for message in settings.warnings:
             warn(message)
+        redact.add_patterns(settings.names("scrub_env"))  # their values are never shown
         if root is not None and (root / REPO_CONFIG_NAME).is_file():
             gitcmd.ensure_excluded(root, (f"/{REPO_CONFIG_NAME}",))  # never committed to PyTorch
         return cls(root, settings)

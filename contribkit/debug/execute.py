@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from contribkit.core.errors import BadInput
+from contribkit.core.sandbox import Confinement, Sandbox
 from contribkit.debug.logsummary import RunSummary, read_log, summarise
 from contribkit.debug.plan import BACKENDS, DebugPlan, runner_source
 from contribkit.run.probe import install_torch_hint
@@ -70,6 +71,7 @@ class DebugRun:
     plan: DebugPlan
     runs: list[BackendRun] = field(default_factory=list)
     artefacts: list[tuple[str, str]] = field(default_factory=list)
+    sandbox: Sandbox | None = None  # how the runs were confined
 
     @property
     def first_failure(self) -> BackendRun | None:
@@ -98,6 +100,8 @@ class DebugRun:
             "artefacts": [{"kind": k, "path": p} for k, p in self.artefacts],
             "notes": [self.plan.note_text(n) for n in self.plan.notes],
             "warnings": self.plan.warnings,
+            "sandbox": self.sandbox.kind if self.sandbox else "none",
+            "sandbox_reason": self.sandbox.reason if self.sandbox else "",
         }
         if self.plan.ablation:
             data["ablation"] = [r.as_dict() for r in self.runs]
@@ -126,13 +130,19 @@ def exit_code_of(returncode: int | None) -> int:
 
 
 def run_plan(
-    plan: DebugPlan, *, scrub: Sequence[str] = (), timeout: float | None = None
+    plan: DebugPlan,
+    *,
+    scrub: Sequence[str] = (),
+    timeout: float | None = None,
+    sandbox: Sandbox | None = None,
 ) -> DebugRun:
-    """Run the target as the script would, with a scrubbed environment, and summarise each run."""
+    """Run the target as the script would, with a scrubbed environment (in ``sandbox``, when
+    there is one), and summarise each run."""
     from contribkit.core.proc import run_child, scrubbed_env
 
     check_runnable(plan)
-    result = DebugRun(plan)
+    sandbox = sandbox or Sandbox("none", "not asked for")
+    result = DebugRun(plan, sandbox=sandbox)
     started = time.time()
     runner = runner_source()
     backends: list[str | None] = list(BACKENDS) if plan.ablation else [None]
@@ -146,6 +156,13 @@ def run_plan(
                 flags += ["--backend", backend]
             log = plan.artefact(f".{backend}.log") if backend else plan.log_path
             log.parent.mkdir(parents=True, exist_ok=True)
+            confine = Confinement(
+                sandbox,
+                python=plan.python,
+                readable=(plan.target.parent,),
+                writable=(plan.stem.parent, Path(scratch)),
+                gpu=True,  # a debug session is often about a CUDA failure
+            )
             child = run_child(
                 [plan.python, "-c", runner, *flags, "--", str(plan.target), *plan.script_args],
                 env=scrubbed_env(extra_patterns=scrub, overrides=plan.env_values(backend)),
@@ -153,6 +170,7 @@ def run_plan(
                 timeout=timeout,
                 log_path=log,
                 log_cap=DEBUG_LOG_CAP,
+                confine=confine,
             )
             report = _read_json(report_path)
             summary = summarise(

@@ -32,6 +32,7 @@ class DebugRequest:
     output: str | None = None  # where to write the bash script; '-' for stdout
     run_now: bool = False
     timeout: float | None = None  # with run_now (default: the debug.timeout setting)
+    allow_network: bool = False  # with run_now: the run may use the network
     minify_after: str = "dynamo"
     minify_level: str = "2"
     python: str | None = None
@@ -193,7 +194,17 @@ def debug_session(
         exclude_artefacts(ws, plan)
         if on_start is not None:
             on_start(plan)
-        run = debugrun.run_plan(plan, scrub=ws.settings.names("scrub_env"), timeout=timeout)
+        from contribkit.core.cache import cache_root
+        from contribkit.core.sandbox import choose
+
+        sandbox = choose(
+            ws.settings.text("run.sandbox"),
+            network=request.allow_network,
+            cache=cache_root(ws.settings) / "compile",
+        )
+        run = debugrun.run_plan(
+            plan, scrub=ws.settings.names("scrub_env"), timeout=timeout, sandbox=sandbox
+        )
         return DebugOutcome(plan, "ran", run=run)
     from contribkit import __version__
     from contribkit.core.cache import cache_root

@@ -585,6 +585,7 @@ def draft(
 ) -> PrDraft:
     """The title, the rendered body, the label and the placeholders left. Pure apart from
     reading ``template_file``."""
+    from contribkit.core.redact import redact
     from contribkit.core.render import render, render_file
 
     facts = inputs.facts
@@ -629,7 +630,9 @@ def draft(
         body = render_file(template_file, **context)
     else:
         body = render(TEMPLATE, **context)
-    body = parts.fill(tidy(body))  # the template's lines as written, untouched by tidy
+    # the template's lines as written, untouched by tidy; run records and commit text may
+    # quote what a leg printed: no known secret is left in it
+    body = redact(parts.fill(tidy(body)))
     label = inputs.labels
     return PrDraft(
         title=title,

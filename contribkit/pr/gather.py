@@ -160,6 +160,7 @@ def issue_facts(
 ) -> tuple[IssueFacts, list[str]]:
     """The issue's title, labels and cc line: from GitHub through the issue cache (offline: the
     cache only), else from the repro folder ``contribkit repro`` wrote. Never fails."""
+    from contribkit.core.redact import registered
     from contribkit.github.auth import resolve_token
     from contribkit.github.sources import fetch_issue
 
@@ -178,7 +179,11 @@ def issue_facts(
     try:
         github = settings.text("github_url")
         fetched = fetch_issue(
-            settings, repo, number, resolve_token(github, use_gh=not offline), offline=offline
+            settings,
+            repo,
+            number,
+            registered(resolve_token(github, use_gh=not offline)),
+            offline=offline,
         )
     except ContribkitError as exc:
         if not offline:

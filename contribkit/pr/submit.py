@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from contribkit.conventions.branches import GHSTACK_NOTE, is_ghstack
 from contribkit.core.errors import AuthRequired, BadInput, CheckFailed
 from contribkit.core.proc import run_child
+from contribkit.core.redact import redact
 from contribkit.git import cmd as gitcmd
 from contribkit.run.record import RunRecord, evaluate, latest_record, runs_dir
 from contribkit.run.runner import classify, default_paths, file_digest, relpath
@@ -335,7 +336,7 @@ def plan_submission(
     written = prdraft.draft(gather(ws, facts, offline=True), rules, title=title or None)
     body, body_name = written.body, "the generated body"
     if body_file is not None:
-        body, body_name = read_body_file(body_file), str(body_file)
+        body, body_name = redact(read_body_file(body_file)), str(body_file)
     pr = PullRequest(
         repo=repo,
         base=base_branch,
@@ -487,11 +488,12 @@ def create_with_gh(root: Path, submission: Submission) -> tuple[str, int | None]
 
 def create_with_api(settings: Settings, submission: Submission) -> tuple[str, int]:
     """``create_pull`` (then labels and reviewers); return the PR's URL and number."""
+    from contribkit.core.redact import registered
     from contribkit.github.auth import api_host, is_enterprise, resolve_token
     from contribkit.github.client import github_errors, make_client
 
     github_url = settings.text("github_url")
-    token = resolve_token(github_url)
+    token = registered(resolve_token(github_url))
     if not token:
         host = api_host(github_url)
         variable = "GH_ENTERPRISE_TOKEN" if is_enterprise(host) else "GH_TOKEN"

@@ -91,6 +91,7 @@ def scratch_patterns(ws: Workspace, out_dir: Path, written: list[str]) -> tuple[
 
 def fetch(ws: Workspace, request: ReproRequest) -> Fetched:
     """The issue the request names: fetched (or cached), read from a file, or the example."""
+    from contribkit.core.redact import registered
     from contribkit.github.auth import resolve_token
     from contribkit.github.sources import (
         example_issue,
@@ -107,7 +108,7 @@ def fetch(ws: Workspace, request: ReproRequest) -> Fetched:
             ws.settings,
             slug,
             number,
-            resolve_token(github, request.token, use_gh=not request.offline),
+            registered(resolve_token(github, request.token, use_gh=not request.offline)),
             offline=request.offline,
             refresh=request.refresh,
         )

@@ -126,6 +126,8 @@ class RunRecord:
     notes: list[str] = field(default_factory=list)
     keyword: str | None = None  # `run -k`: only the tests matching it ran
     contribkit_version: str = ""
+    sandbox: str = "none"  # "bwrap" or "none": how the local legs were confined
+    sandbox_reason: str = ""  # why: "bubblewrap", "bubblewrap (bwrap) is not installed", …
     schema: int = SCHEMA
 
     @property
@@ -199,9 +201,18 @@ def utc_now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
+def redacted(record: RunRecord) -> RunRecord:
+    """``record`` with every known secret replaced by ``***`` (a leg's detail, a test's message
+    and the notes are what the legs printed)."""
+    from contribkit.core.redact import current
+
+    return RunRecord.from_dict(current().value(record.as_dict()))
+
+
 def write_record(root: Path, record: RunRecord) -> Path:
+    """Write ``record``, redacted."""
     path = runs_dir(root) / f"{record.id}.json"
-    atomic_write(path, json.dumps(record.as_dict(), indent=2) + "\n")
+    atomic_write(path, json.dumps(redacted(record).as_dict(), indent=2) + "\n")
     return path
 
 

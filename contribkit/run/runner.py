@@ -34,6 +34,8 @@ from typing import TYPE_CHECKING
 from contribkit import __version__
 from contribkit.core.errors import BadInput, warn
 from contribkit.core.proc import ChildResult, kill_running, run_child, scrubbed_env
+from contribkit.core.redact import redact
+from contribkit.core.sandbox import Confinement, Sandbox
 from contribkit.core.verdict import last_line, parse_verdict
 from contribkit.git import cmd as gitcmd
 from contribkit.run.record import (
@@ -45,6 +47,7 @@ from contribkit.run.record import (
     evaluate,
     is_required,
     new_record_id,
+    redacted,
     runs_dir,
     utc_now_iso,
     write_record,
@@ -227,6 +230,10 @@ class LegOutput:
         xml = None
         if junit_path is not None and junit_path.is_file():
             xml = junit_path.read_text(encoding="utf-8", errors="replace")
+            clean = redact(xml)
+            if clean != xml:  # the leg wrote it: it may hold what the leg could read
+                junit_path.write_text(clean, encoding="utf-8")
+                xml = clean
         return cls(result.returncode, result.timed_out, result.output, result.duration_s, xml)
 
 
@@ -239,6 +246,7 @@ class RunOptions:
     jobs: int = 1
     keyword: str | None = None  # pytest -k
     scrub: list[str] = field(default_factory=list)  # extra secret patterns
+    sandbox: Sandbox = field(default_factory=lambda: Sandbox("none", "not asked for"))
 
 
 def leg_env(device: str, kind: str, gpu: str | None) -> dict[str, str]:
@@ -314,6 +322,13 @@ class LegRunner:
             )
             if junit is not None:
                 junit.unlink(missing_ok=True)
+            confine = Confinement(
+                self.options.sandbox,
+                python=leg.column.interpreter.path,
+                readable=(self.root, leg.target.path.parent),
+                writable=(self.logs_dir,),
+                gpu=leg.device == "cuda",
+            )
             try:
                 result = run_child(
                     argv,
@@ -321,6 +336,7 @@ class LegRunner:
                     cwd=leg.target.path.parent if kind == "repro" else self.root,
                     timeout=self.options.timeout,
                     log_path=log_path,
+                    confine=confine,
                 )
             except OSError as exc:  # the interpreter vanished or is not executable
                 output = LegOutput(None, False, "", 0.0, error=f"could not start {argv[0]}: {exc}")
@@ -589,6 +605,9 @@ def run_matrix(
             )
     for cell in cells:
         cell.required = is_required(cell, options.require)
+    remote = [c.interpreter.host for c in columns if c.remote is not None and c.devices]
+    if options.sandbox.active and remote:
+        all_notes.append(f"the CUDA legs on {remote[0]} ran without a sandbox (remote host)")
     after = gitfacts.tree_state(root)
     dirty = before.dirty
     if (after.head, after.diff_hash) != (before.head, before.diff_hash):
@@ -614,7 +633,10 @@ def run_matrix(
         notes=all_notes,
         keyword=options.keyword,
         contribkit_version=__version__,
+        sandbox=options.sandbox.kind,
+        sandbox_reason=options.sandbox.reason,
     )
+    record = redacted(record)
     return RunResult(record, write_record(root, record))
 
 

@@ -35,6 +35,7 @@ class RunRequest:
     cuda_python: str | None = None
     junit_file: Path | None = None
     last: bool = False  # read the latest record back instead of running
+    allow_network: bool = False  # legs may use the network (under the sandbox they may not)
 
 
 @dataclass
@@ -108,6 +109,14 @@ def options_for(request: RunRequest, settings: Settings) -> RunOptions:
             f"--require {missing[0]} needs {missing[0]} in --devices",
             hint=f"add it: --devices {','.join([*device_list, *missing])}",
         )
+    from contribkit.core.cache import cache_root
+    from contribkit.core.sandbox import choose
+
+    sandbox = choose(
+        settings.text("run.sandbox"),
+        network=request.allow_network,
+        cache=cache_root(settings) / "compile",
+    )
     return runner.RunOptions(
         devices=device_list,
         require=required,
@@ -116,6 +125,7 @@ def options_for(request: RunRequest, settings: Settings) -> RunOptions:
         jobs=request.jobs or settings.integer("run.jobs") or runner.default_jobs(),
         keyword=request.keyword,
         scrub=list(settings.names("scrub_env")),
+        sandbox=sandbox,
     )
 
 

@@ -60,6 +60,11 @@ REASON_WIDTH = 110
     help="With --run: stop a run after this long (default: the debug.timeout setting).",
 )
 @click.option(
+    "--allow-network",
+    is_flag=True,
+    help="With --run: let the script use the network (the sandbox cuts it off; see run.sandbox).",
+)
+@click.option(
     "--minify-after",
     type=click.Choice(["dynamo", "aot"]),
     default="dynamo",
@@ -90,6 +95,7 @@ def debug(
     output: str | None,
     run_now: bool,
     timeout: float | None,
+    allow_network: bool,
     minify_after: str,
     minify_level: str,
     list_presets: bool,
@@ -134,6 +140,7 @@ def debug(
         output=output,
         run_now=run_now,
         timeout=timeout,
+        allow_network=allow_network,
         minify_after=minify_after,
         minify_level=minify_level,
         python=python,

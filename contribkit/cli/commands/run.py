@@ -91,6 +91,11 @@ and 1 when every cell was skipped or not available (nothing was checked).
     default=None,
     help="Also write the matrix as JUnit XML to FILE (replaced each run, as pytest's --junitxml).",
 )
+@click.option(
+    "--allow-network",
+    is_flag=True,
+    help="Let the legs use the network (the sandbox cuts it off; see run.sandbox).",
+)
 @click.option("--last", is_flag=True, help="Show the latest record instead of running.")
 @options.json_output
 @options.verbose
@@ -107,6 +112,7 @@ def run(
     cuda_python: str | None,
     per_test: bool,
     junit_file: Path | None,
+    allow_network: bool,
     last: bool,
     as_json: bool,
 ) -> int:
@@ -119,8 +125,9 @@ def run(
     with upstream.
 
     Each leg runs in its own process group with a scrubbed environment (no tokens), a closed
-    stdin, a timeout and a capped log. The record goes to .contribkit/runs/, where
-    `contribkit submit` reads it.
+    stdin, a timeout and a capped, redacted log; on Linux with bubblewrap, in a sandbox
+    (run.sandbox): no network, no home folder, no other process, writing only its own
+    folder. The record goes to .contribkit/runs/, where `contribkit submit` reads it.
 
     \b
     Examples:
@@ -146,6 +153,7 @@ def run(
             cuda_python=cuda_python,
             junit_file=junit_file,
             last=last,
+            allow_network=allow_network,
         )
     )
     show(outcome.root, outcome.path, outcome.record, per_test, as_json)
