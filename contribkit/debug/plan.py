@@ -16,12 +16,13 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from contribkit.conventions.branches import issue_from_branch
 from contribkit.core.errors import BadInput
+from contribkit.core.proc import SECRET_PATTERNS
 from contribkit.core.render import render
 from contribkit.debug.torchlogs import LogEntry, LogSpec, Registry, parse_spec
 
@@ -227,6 +228,7 @@ class DebugPlan:
     anomaly: bool
     ablation: bool
     registry: Registry
+    scrub: list[str] = field(default_factory=list)  # the scrub_env setting's patterns
 
     @property
     def stem(self) -> Path:
@@ -358,6 +360,7 @@ def build_plan(
         anomaly="anomaly" in names,
         ablation="ablation" in names,
         registry=registry,
+        scrub=list(scrub),
     )
 
 
@@ -410,6 +413,16 @@ def runner_source() -> str:
     )
 
 
+def case_patterns(patterns: Sequence[str]) -> str:
+    """``fnmatch`` patterns as one bash ``case`` pattern list (``A|B*``): ``*``, ``?`` and
+    brackets stay globs, every other character is matched as itself."""
+
+    def one(pattern: str) -> str:
+        return "".join(c if c.isalnum() or c in "_*?[]!" else "\\" + c for c in pattern)
+
+    return "|".join(one(p) for p in dict.fromkeys(patterns) if p)
+
+
 def render_script(
     plan: DebugPlan, command: str, version: str, bytecode_dir: Path | None = None
 ) -> str:
@@ -449,6 +462,7 @@ def render_script(
             "ablation": plan.ablation,
             "backends": BACKENDS,
             "runner": runner,
+            "secret_patterns": case_patterns((*SECRET_PATTERNS, *plan.scrub)),
             "debug_dir": any(v.name == "TORCH_COMPILE_DEBUG_DIR" for v in plan.env),
             "trace": any(v.name == "TORCH_TRACE" for v in plan.env),
         },
