@@ -4,7 +4,7 @@ Every known secret value becomes ``***`` in logs, run records, verdict details, 
 everything printed. The known values are: those registered with :func:`register` (the resolved
 GitHub token), the values of environment variables whose names match the scrub patterns
 (:data:`contribkit.core.proc.SECRET_PATTERNS` and the ``scrub_env`` setting), the tokens gh keeps
-in ``hosts.yml``, and the credentials of any URL written ``scheme://user:password@``. GitHub's
+in ``hosts.yml``, the passwords of ``~/.netrc``, and the credentials of any URL written ``scheme://user:password@``. GitHub's
 token shapes (``ghp_…``, ``github_pat_…``) are redacted wherever they appear, known or not.
 
 Values shorter than :data:`MIN_SECRET_CHARS` are not redacted by value (``TOKENIZERS_PARALLELISM``
@@ -71,27 +71,39 @@ def has_credentials(value: str) -> bool:
     return CREDENTIAL_URL.search(value) is not None
 
 
-def gh_hosts_tokens(environ: Mapping[str, str]) -> tuple[str, ...]:
-    """The ``oauth_token`` values of gh's ``hosts.yml`` (read as text: no YAML parser needed)."""
-    base = environ.get("GH_CONFIG_DIR") or os.path.join(
-        environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config"), "gh"
+def credential_files(environ: Mapping[str, str]) -> tuple[str, ...]:
+    """The secrets in the user's credential files: the ``oauth_token`` values of gh's
+    ``hosts.yml`` and the passwords of ``~/.netrc`` (read as text, cached while unchanged)."""
+    gh_dir = environ.get("GH_CONFIG_DIR") or os.path.join(
+        environ.get("XDG_CONFIG_HOME") or os.path.join(environ.get("HOME") or "~", ".config"),
+        "gh",
     )
-    path = Path(base, "hosts.yml")
-    try:
-        stamp = path.stat().st_mtime_ns
-    except OSError:
-        return ()
-    return _hosts_tokens(str(path), stamp)
+    netrc = environ.get("NETRC") or os.path.join(environ.get("HOME") or "~", ".netrc")
+    found: list[str] = []
+    for path, pattern in (
+        (os.path.join(gh_dir, "hosts.yml"), _HOSTS_TOKEN),
+        (netrc, _NETRC_PASSWORD),
+    ):
+        path = os.path.expanduser(path)
+        try:
+            stamp = os.stat(path).st_mtime_ns
+        except OSError:
+            continue
+        found += _secrets_in(path, stamp, pattern)
+    return tuple(found)
+
+
+_HOSTS_TOKEN = re.compile(r"^\s*oauth_token:\s*['\"]?([^'\"\s#]+)", re.MULTILINE)
+_NETRC_PASSWORD = re.compile(r"\bpassword\s+(\S+)")
 
 
 @functools.lru_cache(maxsize=8)
-def _hosts_tokens(path: str, stamp: int) -> tuple[str, ...]:
+def _secrets_in(path: str, stamp: int, pattern: re.Pattern[str]) -> tuple[str, ...]:
     try:
         text = Path(path).read_text(encoding="utf-8", errors="replace")
     except OSError:
         return ()
-    found = re.findall(r"^\s*oauth_token:\s*['\"]?([^'\"\s#]+)", text, re.MULTILINE)
-    return tuple(str(v) for v in found)
+    return tuple(str(v) for v in pattern.findall(text))
 
 
 def known_secrets(
@@ -105,7 +117,7 @@ def known_secrets(
         patterns = (*extra_patterns, *_patterns)
         values = set(_registered)
     values.update(v for k, v in env.items() if is_secret(k, patterns, v))
-    values.update(gh_hosts_tokens(env))
+    values.update(credential_files(env))
     return frozenset(v for v in values if len(v) >= MIN_SECRET_CHARS)
 
 
