@@ -39,6 +39,16 @@ class Failure:
     times: int | None = None  # None: every time
 
 
+@dataclass
+class Raw:
+    """A reply sent as given: ``body`` bytes, or a drip of them (one byte every ``drip`` s)."""
+
+    status: int
+    body: bytes
+    headers: dict[str, str] = field(default_factory=dict)
+    drip: float = 0.0
+
+
 class FakeGitHub:
     def __init__(self) -> None:
         self.issues: dict[tuple[str, int], dict[str, Any]] = {}
@@ -48,6 +58,8 @@ class FakeGitHub:
         self.failures: list[tuple[re.Pattern[str], Failure]] = []
         self.requests: list[Request] = []
         self.pulls: list[dict[str, Any]] = []
+        self.raw: list[tuple[re.Pattern[str], Raw]] = []
+        self.stopped = threading.Event()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
@@ -61,6 +73,7 @@ class FakeGitHub:
         return self
 
     def stop(self) -> None:
+        self.stopped.set()  # ends any drip
         self._server.shutdown()
         self._server.server_close()
 
@@ -143,6 +156,37 @@ class FakeGitHub:
         }
         self.fail(path_regex, status, RATE_LIMIT_MESSAGE, headers)
 
+    def secondary_rate_limit(self, path_regex: str = ".*", retry_after: int = 60) -> None:
+        """GitHub's secondary limit: 403, a Retry-After header, no X-RateLimit-Remaining: 0."""
+        self.fail(
+            path_regex,
+            403,
+            "You have exceeded a secondary rate limit. Please wait a few minutes before you try "
+            "again.",
+            {"Retry-After": str(retry_after)},
+        )
+
+    def reply_raw(
+        self,
+        path_regex: str,
+        body: bytes,
+        *,
+        status: int = 200,
+        headers: dict[str, str] | None = None,
+        drip: float = 0.0,
+    ) -> None:
+        """Answer matching paths with ``body`` as is (malformed JSON), or one byte every ``drip``
+        seconds after the headers (a reply that never trips a read timeout)."""
+        self.raw.append((re.compile(path_regex), Raw(status, body, headers or {}, drip)))
+
+    def drip(self, path_regex: str, interval: float = 1.0) -> None:
+        """A valid-looking JSON reply that arrives one byte every ``interval`` seconds."""
+        self.reply_raw(path_regex, b'{"number": 1, "title": "slow", "body": ""}', drip=interval)
+
+    def redirect(self, path_regex: str, to: str, status: int = 301) -> None:
+        """Redirect matching paths to the path ``to`` (a loop when ``to`` leads back)."""
+        self.reply_raw(path_regex, b"", status=status, headers={"Location": f"{self.url}{to}"})
+
     def requests_to(self, path_prefix: str) -> list[Request]:
         return [r for r in self.requests if r.path.startswith(path_prefix)]
 
@@ -163,6 +207,10 @@ class FakeGitHub:
                     method, parsed.path, parse_qs(parsed.query), dict(self.headers.items()), body
                 )
                 fake.requests.append(req)
+                canned = next((r for pattern, r in fake.raw if pattern.search(req.path)), None)
+                if canned is not None:
+                    self._send_raw(canned)
+                    return
                 status, payload, headers = fake._route(req)
                 data = b"" if payload is None else json.dumps(payload).encode()
                 self.send_response(status)
@@ -172,6 +220,26 @@ class FakeGitHub:
                     self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(data)
+
+            def _send_raw(self, raw: Raw) -> None:
+                self.send_response(raw.status)
+                self.send_header("Content-Type", "application/json; charset=utf-8")
+                self.send_header("Content-Length", str(len(raw.body)))
+                for name, value in raw.headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                if not raw.drip:
+                    self.wfile.write(raw.body)
+                    return
+                self.wfile.flush()
+                try:
+                    for i in range(len(raw.body)):
+                        if fake.stopped.wait(raw.drip):
+                            return
+                        self.wfile.write(raw.body[i : i + 1])
+                        self.wfile.flush()
+                except OSError:  # the client gave up and closed the connection
+                    return
 
             def do_GET(self) -> None:
                 self._serve("GET")

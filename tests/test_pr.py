@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -500,6 +501,22 @@ def test_github_down_never_fails_the_body(
     other = pr_cli(run_cli, fork, "--offline", "--issue", "77")
     assert other.stdout.startswith("Fixes #77\n")
     assert "--issue 77 overrides #4242 (from the branch fix/issue-4242-relu-sign)" in other.stderr
+
+
+def test_a_slow_github_falls_back_to_what_is_on_disk(
+    run_cli: Run, fork: Path, fake_github: FakeGitHub
+) -> None:
+    """A reply that drips a byte every 2 s: at the --timeout, pr writes the body from disk."""
+    fake_github.drip(r"/issues/4242$", interval=2.0)
+    start = time.monotonic()
+    proc = pr_cli(run_cli, fork, "--timeout", "2", CONTRIBKIT_GITHUB_URL=fake_github.url)
+    assert time.monotonic() - start < 20
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("Fixes #4242\n")
+    assert (
+        "contribkit: warning: issue #4242: GitHub did not answer issue #4242 in pytorch/pytorch "
+        "within 2 s; the body uses what is on disk"
+    ) in proc.stderr
 
 
 def test_the_base_given_is_the_base_named(run_cli: Run, fork: Path) -> None:

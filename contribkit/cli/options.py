@@ -24,6 +24,15 @@ github_url = click.option(
     default=None,
     help="GitHub API base URL, e.g. https://HOST/api/v3 for Enterprise.",
 )
+github_timeout = click.option(
+    "--timeout",
+    "github_timeout",
+    metavar="SECONDS",
+    type=click.FloatRange(min=0),
+    default=None,
+    help="Seconds all GitHub requests of this command may take together (default: the "
+    "github_timeout setting, 30; 0: no limit).",
+)
 python = click.option(
     "--python",
     "python",

@@ -65,6 +65,11 @@ KEYS: dict[str, Key] = {
         "Where fetched issues and torch probes are cached (default: the platform cache dir).",
     ),
     "http_timeout": Key(float, 15.0, "Seconds before a GitHub request times out."),
+    "github_timeout": Key(
+        float,
+        30.0,
+        "Seconds all of one command's GitHub requests may take together (--timeout; 0: no limit).",
+    ),
     "debug.timeout": Key(
         float, 1800.0, "Seconds before a `contribkit debug --run` run is stopped (0: no limit)."
     ),

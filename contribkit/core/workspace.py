@@ -36,8 +36,13 @@ def parse_remote_url(url: str) -> tuple[str, str] | None:
     return host, f"{m.group('owner')}/{m.group('name')}"
 
 
+def is_slug(slug: str) -> bool:
+    """OWNER/NAME, neither part ``.`` or ``..`` (``x/..`` would request ``/repos/x/..``)."""
+    return bool(_SLUG_RE.match(slug)) and not any(part in {".", ".."} for part in slug.split("/"))
+
+
 def validate_slug(slug: str) -> str:
-    if not _SLUG_RE.match(slug):
+    if not is_slug(slug):
         raise BadInput(
             f"'{slug}' is not a repository in OWNER/NAME form", hint="e.g. --repo pytorch/pytorch"
         )
@@ -78,7 +83,7 @@ class Workspace:
     def remote_slug(self, remote: str) -> str | None:
         url = self.remote_url(remote)
         parsed = parse_remote_url(url) if url else None
-        return parsed[1] if parsed else None
+        return parsed[1] if parsed and is_slug(parsed[1]) else None
 
     def repo(self) -> tuple[str, str]:
         """The target repository and where it came from."""

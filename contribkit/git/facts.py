@@ -100,13 +100,15 @@ def open_repo(root: Path) -> git.Repo:
         raise BadInput(f"{root} is not a git repository", hint="cd into your fork first") from exc
 
 
-def _head_sha(repo: git.Repo) -> str:
-    try:
-        return repo.head.commit.hexsha
-    except ValueError as exc:  # an unborn branch: no commit yet
-        raise BadInput(
-            "the repository has no commits yet", hint="commit your work, then try again"
-        ) from exc
+def _head_sha(root: Path) -> str:
+    """HEAD's commit, from git itself: GitPython reads only SHA-1 object names, and would take a
+    SHA-256 repository for one with no commits."""
+    from contribkit.git.cmd import git as run_git
+
+    sha = run_git("rev-parse", "--verify", "--quiet", "HEAD^{commit}", cwd=root, check=False)
+    if not sha:  # an unborn branch: no commit yet
+        raise BadInput("the repository has no commits yet", hint="commit your work, then try again")
+    return sha
 
 
 def _hash_path(digest: hashlib._Hash, root: Path, rel: str) -> None:
@@ -179,11 +181,7 @@ def find_merge_base(
     no base exists."""
     from contribkit.git.cmd import merge_base
 
-    repo = open_repo(root)
-    try:
-        _head_sha(repo)
-    finally:
-        repo.close()
+    _head_sha(root)
     found = merge_base(root, upstream_remote, base_branch)
     if found is None:
         return None

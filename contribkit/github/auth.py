@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlparse
 
+from contribkit.core.errors import BadInput
 from contribkit.core.proc import run_child, scrubbed_env
 
 PUBLIC_API = "https://api.github.com"
@@ -26,6 +27,22 @@ class Token:
 
     def __bool__(self) -> bool:
         return bool(self.value)
+
+
+def check_github_url(github_url: str) -> str:
+    """``github_url`` if it is an http(s) URL with a host and a valid port; else BadInput naming
+    what is wrong (``notaurl``, ``file://…``, ``http://host:99999``)."""
+    hint = "e.g. --github-url https://api.github.com, or https://HOST/api/v3 for Enterprise"
+    try:
+        parsed = urlparse(github_url)
+        _ = parsed.port  # ValueError when out of range
+    except ValueError as exc:
+        raise BadInput(f"GitHub URL '{github_url}' is invalid ({exc})", hint) from exc
+    if parsed.scheme not in ("http", "https"):
+        raise BadInput(f"GitHub URL '{github_url}' is not an http(s) URL", hint)
+    if not parsed.hostname:
+        raise BadInput(f"GitHub URL '{github_url}' names no host", hint)
+    return github_url
 
 
 def api_host(github_url: str) -> str:

@@ -11,15 +11,25 @@ from dataclasses import dataclass
 from importlib import resources
 from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from contribkit.core.cache import JsonCache, cache_root
 from contribkit.core.config import Settings
 from contribkit.core.errors import BadInput
 from contribkit.core.workspace import validate_slug
 from contribkit.github.auth import Token, api_host
-from contribkit.github.client import GitHubUnavailable, github_errors, make_client
+from contribkit.github.client import (
+    URL_HINT,
+    BadReply,
+    Deadline,
+    GitHubUnavailable,
+    github_errors,
+    make_client,
+)
 from contribkit.issue.model import Comment, Issue
+
+if TYPE_CHECKING:
+    from github import Github
 
 MAX_COMMENTS = 500
 _REF = re.compile(r"^(?:(?P<repo>[\w.-]+/[\w.-]+))?#?(?P<number>\d+)$")
@@ -76,7 +86,7 @@ def issue_from_json(data: dict[str, Any], repo: str | None = None) -> Issue:
             comments.append(
                 Comment(
                     author=_login(c.get("user")) or _login(c.get("author")) or "unknown",
-                    body=c.get("body") or "",
+                    body=valid_text(c.get("body") or ""),
                     created_at=c.get("created_at") or c.get("createdAt") or c.get("date"),
                 )
             )
@@ -84,11 +94,9 @@ def issue_from_json(data: dict[str, Any], repo: str | None = None) -> Issue:
     state = data.get("state")
     url = data.get("html_url") or _web_url(data.get("url"))
     return Issue(
-        title=str(data.get("title") or ""),
-        body=data.get("body") or "",
-        number=int(number)
-        if isinstance(number, int) or (isinstance(number, str) and number.isdigit())
-        else None,
+        title=valid_text(str(data.get("title") or "")),
+        body=valid_text(data.get("body") or ""),
+        number=int(number) if isinstance(number, int) or _is_number(number) else None,
         repo=repo or data.get("repo") or _repo_from_url(url),
         url=url,
         labels=[lab for lab in labels if lab],
@@ -98,6 +106,21 @@ def issue_from_json(data: dict[str, Any], repo: str | None = None) -> Issue:
         updated_at=data.get("updated_at") or data.get("updatedAt"),
         comments=comments,
     )
+
+
+def valid_text(text: str) -> str:
+    """``text`` with any lone surrogate (JSON's ``"\\ud800"``, which no file can hold) replaced
+    by U+FFFD, so that everything made from it can be written."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return text
+
+
+def _is_number(value: Any) -> TypeGuard[str]:
+    """ASCII digits only: ``"²"`` is a digit to ``str.isdigit`` but not to ``int``."""
+    return isinstance(value, str) and value.isascii() and value.isdigit()
 
 
 def _web_url(url: Any) -> str | None:
@@ -151,9 +174,10 @@ def load_issue_file(path: str) -> Fetched:
     if name.endswith(".json") or text.lstrip().startswith(("{", "[")):
         try:
             data = json.loads(text)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply
+            reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
             raise BadInput(
-                f"{name}: invalid JSON ({exc})",
+                f"{name}: invalid JSON ({reason})",
                 f"save the issue with `gh issue view N --json {GH_VIEW_FIELDS}`",
             ) from exc
         problem = _not_issue_json(data)
@@ -185,9 +209,7 @@ def _not_issue_json(data: Any) -> str | None:
         if data.get(key) is not None and not isinstance(data[key], str):
             return f"'{key}' must be a string"
     number = data.get("number")
-    if number is not None and not (
-        isinstance(number, int) or (isinstance(number, str) and number.isdigit())
-    ):
+    if number is not None and not (isinstance(number, int) or _is_number(number)):
         return "'number' must be a number"
     for key in ("labels", "comments"):
         if data.get(key) is not None and not isinstance(data[key], (list, int)):
@@ -207,6 +229,32 @@ def example_issue() -> Fetched:
 
 def _cache_key(settings: Settings, repo: str, number: int) -> str:
     return f"{api_host(settings.text('github_url'))}/{repo.lower()}/{number}"
+
+
+def _download(
+    gh: Github, repo: str, number: int, headers: dict[str, str] | None
+) -> tuple[dict[str, Any], Any, list[Comment]]:
+    """The issue's reply headers and JSON (None: 304) and its comments: every request of
+    :func:`fetch_issue`, run under its deadline."""
+    response_headers, data = gh.requester.requestJsonAndCheck(
+        "GET", f"/repos/{repo}/issues/{number}", headers=headers
+    )
+    location = {k.lower(): v for k, v in response_headers.items()}.get("location")
+    if data is None and location:  # a 302 or 307: PyGithub follows only a 301
+        raise BadReply(f"GitHub redirected issue #{number} in {repo} to {location}", URL_HINT)
+    comments: list[Comment] = []
+    if isinstance(data, dict) and isinstance(data.get("comments"), int) and data["comments"]:
+        pages = gh.get_repo(repo).get_issue(number).get_comments()
+        for comment in islice(pages, MAX_COMMENTS):  # attribute reads cost no request
+            created = comment.created_at
+            comments.append(
+                Comment(
+                    comment.user.login if comment.user else "unknown",
+                    valid_text(comment.body or ""),
+                    created.isoformat() if created else None,
+                )
+            )
+    return response_headers, data, comments
 
 
 def fetch_issue(
@@ -232,7 +280,8 @@ def fetch_issue(
                 f"{what} is not in the cache", f"run `contribkit repro {repo}#{number}` once online"
             )
         return Fetched(Issue.from_dict(cached["issue"]), "cache (offline)", [])
-    gh = make_client(settings, token)
+    deadline = Deadline.from_settings(settings)
+    gh = make_client(settings, token, deadline)
     headers = (
         {"If-None-Match": cached["etag"]} if cached and cached.get("etag") and not refresh else None
     )
@@ -243,31 +292,7 @@ def fetch_issue(
     )
     try:
         with github_errors(what, token, settings.text("github_url")):
-            response_headers, data = gh.requester.requestJsonAndCheck(
-                "GET", f"/repos/{repo}/issues/{number}", headers=headers
-            )
-            if data is None and cached:  # 304 Not Modified
-                return Fetched(Issue.from_dict(cached["issue"]), "cache (not modified)", warnings)
-            if not isinstance(data, dict):
-                raise BadInput(f"GitHub returned no issue data for {what}")
-            if data.get("pull_request"):
-                raise BadInput(
-                    f"#{number} in {repo} is a pull request, not an issue",
-                    f"gh pr view {number} -R {repo}",
-                )
-            issue = issue_from_json(data, repo)
-            if data.get("comments"):
-                comments = gh.get_repo(repo).get_issue(number).get_comments()
-                for comment in islice(comments, MAX_COMMENTS):  # attribute reads cost no request
-                    issue.comments.append(
-                        Comment(
-                            comment.user.login, comment.body or "", comment.created_at.isoformat()
-                        )
-                    )
-                if data["comments"] > MAX_COMMENTS:
-                    warnings.append(
-                        f"only the first {MAX_COMMENTS} of {data['comments']} comments were read"
-                    )
+            download = deadline.run(what, lambda: _download(gh, repo, number, headers))
     except GitHubUnavailable as exc:
         if not cached:
             raise
@@ -277,6 +302,24 @@ def fetch_issue(
         )
     finally:
         gh.close()
+    response_headers, data, comments = download
+    if data is None and cached:  # 304 Not Modified
+        return Fetched(Issue.from_dict(cached["issue"]), "cache (not modified)", warnings)
+    if not isinstance(data, dict):
+        raise BadReply(f"GitHub returned no issue data for {what}", URL_HINT)
+    problem = _not_issue_json(data)
+    if problem:
+        raise BadReply(f"GitHub's reply for {what} is not an issue ({problem})", URL_HINT)
+    if data.get("pull_request"):
+        raise BadInput(
+            f"#{number} in {repo} is a pull request, not an issue",
+            f"gh pr view {number} -R {repo}",
+        )
+    issue = issue_from_json(data, repo)
+    issue.comments += comments
+    count = data.get("comments")
+    if isinstance(count, int) and count > MAX_COMMENTS:
+        warnings.append(f"only the first {MAX_COMMENTS} of {count} comments were read")
     etag = {k.lower(): v for k, v in response_headers.items()}.get("etag")
     cache.put(
         key,

@@ -347,7 +347,9 @@ def plan_submission(
         labels=labels,
         reviewers=reviewers,
     )
-    github_url = settings.text("github_url")
+    from contribkit.github.auth import check_github_url
+
+    github_url = check_github_url(settings.text("github_url"))
     gh = gh_ready(github_url)
     return Submission(
         record_path=record_path,
@@ -378,6 +380,7 @@ class SubmitRequest:
     dry_run: bool = False
     repo: str | None = None
     github_url: str | None = None
+    github_timeout: float | None = None  # --timeout: seconds for all GitHub requests
 
 
 @dataclass
@@ -404,7 +407,9 @@ def submit(
     from contribkit.core.fsutil import atomic_write
     from contribkit.core.workspace import Workspace
 
-    ws = Workspace.load(repo=request.repo, github_url=request.github_url)
+    ws = Workspace.load(
+        repo=request.repo, github_url=request.github_url, github_timeout=request.github_timeout
+    )
     root = ws.require_root()
     plan = plan_submission(
         ws,
@@ -490,7 +495,7 @@ def create_with_api(settings: Settings, submission: Submission) -> tuple[str, in
     """``create_pull`` (then labels and reviewers); return the PR's URL and number."""
     from contribkit.core.redact import registered
     from contribkit.github.auth import api_host, is_enterprise, resolve_token
-    from contribkit.github.client import github_errors, make_client
+    from contribkit.github.client import Deadline, github_errors, make_client
 
     github_url = settings.text("github_url")
     token = registered(resolve_token(github_url))
@@ -502,17 +507,22 @@ def create_with_api(settings: Settings, submission: Submission) -> tuple[str, in
             hint=f"run `gh auth login --hostname {host}`, or export {variable}",
         )
     pr = submission.pr
-    client = make_client(settings, token)
+    deadline = Deadline.from_settings(settings)
+    client = make_client(settings, token, deadline)
+
+    def create() -> tuple[str, int]:
+        repo = client.get_repo(pr.repo)
+        pull = repo.create_pull(
+            base=pr.base, head=pr.head, title=pr.title, body=pr.body, draft=pr.draft
+        )
+        if pr.labels:
+            pull.add_to_labels(*pr.labels)
+        if pr.reviewers:
+            pull.create_review_request(reviewers=pr.reviewers)
+        return pull.html_url, pull.number
+
     try:
         with github_errors(f"repository {pr.repo}", token, github_url, offline=False):
-            repo = client.get_repo(pr.repo)
-            pull = repo.create_pull(
-                base=pr.base, head=pr.head, title=pr.title, body=pr.body, draft=pr.draft
-            )
-            if pr.labels:
-                pull.add_to_labels(*pr.labels)
-            if pr.reviewers:
-                pull.create_review_request(reviewers=pr.reviewers)
-            return pull.html_url, pull.number
+            return deadline.run(f"the pull request to {pr.repo}", create, offline=False)
     finally:
         client.close()

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from contribkit.core.astnames import dotted, source_lines
 
 DEVICE_NAME = "DEVICE"
+WALK_RECURSION_LIMIT = 20_000
 _CUDA_LITERAL = re.compile(r"^cuda(:\d+)?$")
 # torch.cuda functions that are harmless without a GPU; any other torch.cuda.* use needs CUDA.
 _SAFE_CUDA_API = {
@@ -407,8 +408,32 @@ def _printed_pair(
 
 
 def analyse(code: str) -> CodeFacts:
-    facts = CodeFacts()
+    """The facts of ``code``; BadInput when it nests deeper than Python itself can compile
+    (a 3,000-term expression): no script made from it could run.
+
+    ``ast.parse`` keeps Python's own limit (what compiles, parses); walking the tree takes a
+    few frames per level, so the walk gets a higher limit (Python frames, not C stack)."""
+    limit = sys.getrecursionlimit()
     try:
+        sys.setrecursionlimit(max(limit, WALK_RECURSION_LIMIT))
+        return _analyse(code, limit)
+    except (RecursionError, MemoryError) as exc:
+        from contribkit.core.errors import BadInput
+
+        raise BadInput(
+            "the issue's code is nested too deeply for Python to compile "
+            f"({type(exc).__name__}); no repro script can run it",
+            "save the issue with a smaller program and pass it with --from-file",
+        ) from exc
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def _analyse(code: str, parse_limit: int) -> CodeFacts:
+    facts = CodeFacts()
+    walk_limit = sys.getrecursionlimit()
+    try:
+        sys.setrecursionlimit(parse_limit)
         tree = ast.parse(code)
     except SyntaxError as exc:
         facts.parses = False
@@ -417,6 +442,8 @@ def analyse(code: str) -> CodeFacts:
         if re.search(r"\.cuda\(|['\"]cuda(:\d+)?['\"]", code):
             facts.unsafe_cuda.append("code that does not parse mentions CUDA")
         return facts
+    finally:
+        sys.setrecursionlimit(walk_limit)
     aliases = import_aliases(tree)
     visitor = _Visitor(facts, code, aliases)
     visitor.visit(tree)

@@ -34,6 +34,7 @@ class ReproRequest:
     dry_run: bool = False
     repo: str | None = None
     github_url: str | None = None
+    github_timeout: float | None = None  # --timeout: seconds for all GitHub requests
 
 
 @dataclass
@@ -138,7 +139,9 @@ def make_repro(request: ReproRequest) -> ReproResult:
         raise BadInput(
             "give exactly one of ISSUE, --from-file or --example", "e.g. contribkit repro 170398"
         )
-    ws = Workspace.load(repo=request.repo, github_url=request.github_url)
+    ws = Workspace.load(
+        repo=request.repo, github_url=request.github_url, github_timeout=request.github_timeout
+    )
     fetched = fetch(ws, request)
     out_dir = request.output or default_out_dir(ws, folder_name(fetched, request.from_file))
     plan = plan_for(fetched.issue, JsonCache(cache_root(ws.settings), "renders"))

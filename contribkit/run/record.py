@@ -219,6 +219,8 @@ def write_record(root: Path, record: RunRecord) -> Path:
 def load_record(path: Path) -> RunRecord:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            raise ValueError(f"a JSON {type(data).__name__}, not an object")
         if data.get("schema") != SCHEMA:
             raise ValueError(f"schema {data.get('schema')!r}, expected {SCHEMA}")
         record = RunRecord.from_dict(data)
@@ -228,7 +230,7 @@ def load_record(path: Path) -> RunRecord:
         if record.expect not in EXPECTATIONS:
             raise ValueError(f"unknown expectation {record.expect!r}")
         return record
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
         raise BadInput(
             f"{path} is not a readable run record ({exc})",
             hint="delete it and run `contribkit run` again",

@@ -100,6 +100,7 @@ found nothing; 1 --check found a violation; 2 bad input (not a git repository, a
 @options.force
 @options.repo
 @options.github_url
+@options.github_timeout
 @options.json_output
 @options.verbose
 def pr(
@@ -116,6 +117,7 @@ def pr(
     force: bool,
     repo: str | None,
     github_url: str | None,
+    github_timeout: float | None,
     as_json: bool,
 ) -> int:
     """Write the PR title and body for this branch, in PyTorch's conventions.
@@ -142,7 +144,7 @@ def pr(
       contribkit pr --title-style conventional --ai-assisted "Claude drafted the test; I rewrote the kernel change."
       contribkit pr --check body.md --title "[nn] Fix relu for negative zero"
     """
-    ws = Workspace.load(repo=repo, github_url=github_url)
+    ws = Workspace.load(repo=repo, github_url=github_url, github_timeout=github_timeout)
     if check_file is not None:
         return check(ws, check_file, title, title_style, ai_text, disable, base, as_json)
     if disable:

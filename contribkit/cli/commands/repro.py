@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 @options.dry_run
 @options.repo
 @options.github_url
+@options.github_timeout
 @options.json_output
 @options.verbose
 def repro(
@@ -63,6 +64,7 @@ def repro(
     dry_run: bool,
     repo: str | None,
     github_url: str | None,
+    github_timeout: float | None,
     as_json: bool,
 ) -> int:
     """Turn a GitHub issue into a runnable repro script with a git-bisect verdict.
@@ -95,6 +97,7 @@ def repro(
             dry_run=dry_run,
             repo=repo,
             github_url=github_url,
+            github_timeout=github_timeout,
         )
     )
     if result.actions is None:  # --stdout

@@ -89,6 +89,7 @@ upstream remote, no --body-file), 4 authentication needed.
     "named by upstream_remote).",
 )
 @options.github_url
+@options.github_timeout
 @options.json_output
 @options.verbose
 def submit(
@@ -103,6 +104,7 @@ def submit(
     dry_run: bool,
     repo: str | None,
     github_url: str | None,
+    github_timeout: float | None,
     as_json: bool,
 ) -> int:
     """Open a pull request, if the latest `contribkit run` vouches for this exact tree.
@@ -142,6 +144,7 @@ def submit(
         dry_run=dry_run,
         repo=repo,
         github_url=github_url,
+        github_timeout=github_timeout,
     )
     review = partial(review_plan, dry_run=dry_run, as_json=as_json, push_flag=push)
     outcome = core.submit(request, review=review, confirm=confirm_push)
