@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from pathlib import Path
@@ -37,4 +38,7 @@ class JsonCache:
         return doc if isinstance(doc, dict) and doc.get("key") == key else None
 
     def put(self, key: str, doc: dict[str, Any]) -> None:
-        atomic_write(self.path(key), json.dumps({**doc, "key": key}, indent=1), force=True)
+        """Store ``doc``; a cache that cannot be written (full disk, read-only) only costs the
+        next command the work again."""
+        with contextlib.suppress(OSError):
+            atomic_write(self.path(key), json.dumps({**doc, "key": key}, indent=1), force=True)

@@ -2,8 +2,9 @@
 
 - Templates render in a ``SandboxedEnvironment`` with ``StrictUndefined``.
 - Issue text is only ever a *value*, escaped for its target by a filter; it is never a template.
-- A set of files is written all-or-nothing: every target is checked before the first write,
-  each write is atomic, and nothing is replaced without ``force``. ``dry_run`` writes nothing.
+- A set of files is written all-or-nothing (:func:`~contribkit.core.fsutil.write_all`): every
+  target is checked before the first write, a new folder appears whole or not at all, and
+  nothing is replaced without ``force``. ``dry_run`` writes nothing.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 from contribkit.core.datadirs import data_dir
 from contribkit.core.errors import BadInput
-from contribkit.core.fsutil import atomic_write
+from contribkit.core.fsutil import write_all
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
@@ -179,6 +180,5 @@ def write_outputs(
         raise BadInput(
             f"{where} already exists", "pass --force to overwrite, or -o to write elsewhere"
         )
-    for file in files:
-        atomic_write(file.path, file.content, force=True, mode=file.mode)
+    write_all([(f.path, f.content, f.mode) for f in files], force=True)
     return plan
