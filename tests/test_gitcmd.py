@@ -1,13 +1,19 @@
-"""gitcmd.root_and_branch: reading .git/HEAD gives exactly what git says, or defers to git."""
+"""gitcmd.root_and_branch: reading .git/HEAD gives exactly what git says, or defers to git; edits
+of .git/info/exclude are locked, atomic and keep bytes they do not understand."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from contribkit.core.errors import CheckFailed
 from contribkit.git import cmd as gitcmd
-from tests.conftest import git
+from tests.conftest import RunCli, git
 
 
 def git_answer(cwd: Path) -> tuple[str, str | None]:
@@ -75,3 +81,88 @@ def test_kept_excludes_keep_their_header(fork_repo: Path) -> None:
     assert exclude.read_text() == f"# *~\n\n{gitcmd.EXCLUDE_HEADER}\n/repros/\n"
     assert gitcmd.remove_excluded(fork_repo, left) == (["/repros/"], [])
     assert exclude.read_text() == "# *~\n"
+
+
+# -- locked, atomic edits ---------------------------------------------------------------------
+WORKER = """
+import sys
+from pathlib import Path
+from contribkit.git import cmd
+root, name, count = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+for i in range(count):
+    added = cmd.ensure_excluded(root, (f"/{name}-{i}/", f"/{name}-tmp-{i}/"))
+    cmd.remove_excluded(root, added, keep=[f"/{name}-{i}/"])
+"""
+
+
+def test_concurrent_edits_never_lose_a_line(fork_repo: Path) -> None:
+    """Eight processes add and remove lines at once: the user's lines and every line a worker
+    kept are all there at the end, and no lock is left behind."""
+    exclude = fork_repo / ".git" / "info" / "exclude"
+    user = [f"user-line-{i}" for i in range(20)]
+    exclude.write_text("\n".join(user) + "\n")
+    workers, rounds = 8, 12
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, str(fork_repo), f"w{n}", str(rounds)],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(workers)
+    ]
+    for proc in procs:
+        _, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+    lines = exclude.read_text().splitlines()
+    assert lines[: len(user)] == user
+    kept = {f"/w{n}-{i}/" for n in range(workers) for i in range(rounds)}
+    assert kept <= set(lines)
+    assert not any("-tmp-" in line for line in lines)
+    assert not (exclude.parent / "exclude.lock").exists()
+
+
+def test_a_non_utf8_exclude_file_is_kept_byte_for_byte(fork_repo: Path) -> None:
+    exclude = fork_repo / ".git" / "info" / "exclude"
+    before = b"caf\xe9/\n# \x0c form feed kept\n\xff\xfe odd\n"
+    exclude.write_bytes(before)
+    assert gitcmd.missing_excludes(fork_repo, ("/repros/",)) == ["/repros/"]
+    added = gitcmd.ensure_excluded(fork_repo, ("/repros/",))
+    assert exclude.read_bytes().startswith(before)
+    assert gitcmd.missing_excludes(fork_repo, ("/repros/",)) == []
+    gitcmd.remove_excluded(fork_repo, added)
+    assert exclude.read_bytes() == before
+
+
+def test_a_stale_lock_is_taken_over_and_a_live_one_waited_for(
+    fork_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lock = fork_repo / ".git" / "info" / "exclude.lock"
+    lock.write_text("left by a writer that died\n")
+    old = time.time() - gitcmd.STALE_LOCK_S - 5
+    os.utime(lock, (old, old))
+    assert gitcmd.ensure_excluded(fork_repo, ("/a/",))[-1] == "/a/"
+    assert not lock.exists()
+    lock.write_text("held\n")  # fresh: someone is writing
+    monkeypatch.setattr(gitcmd, "LOCK_WAIT_S", 0.2)
+    with pytest.raises(CheckFailed, match=r"info/exclude is locked by another process") as info:
+        gitcmd.ensure_excluded(fork_repo, ("/b/",))
+    assert f"delete {lock}" in (info.value.hint or "")
+    assert gitcmd.missing_excludes(fork_repo, ("/a/", "/b/")) == ["/b/"]
+
+
+def test_run_init_and_debug_work_with_a_latin1_exclude(run_cli: RunCli, fork_repo: Path) -> None:
+    exclude = fork_repo / ".git" / "info" / "exclude"
+    exclude.write_bytes(b"# r\xe9pertoire de travail\n")
+    (fork_repo / "scratch.py").write_text("print('hi')\n")
+    (fork_repo / "test_scratch.py").write_text("def test_ok():\n    assert True\n")
+    for args in (
+        ["init", "--dry-run"],
+        ["debug", "--script", "scratch.py", "-o", "dbg.sh", "--preset", "trace"],
+        ["run", "test_scratch.py", "--devices", "cpu"],
+    ):
+        proc = run_cli(*args, cwd=fork_repo)
+        assert proc.returncode in (0, 1), (args, proc.stderr)
+        assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr
+    data = exclude.read_bytes()
+    assert data.startswith(b"# r\xe9pertoire de travail\n")
+    assert b"/dbg.*" in data and b"/.contribkit/" in data

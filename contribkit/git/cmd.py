@@ -11,7 +11,7 @@ import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Collection, Sequence
+    from collections.abc import Callable, Collection, Sequence
     from pathlib import Path
 
 # Scratch outputs that must never be committed by accident (docs/architecture.md, "Contracts").
@@ -135,10 +135,78 @@ def current_branch(root: Path | str) -> str | None:
     return out or None
 
 
+# Edits of .git/info/exclude take git's own lock: ``info/exclude.lock``, created with O_EXCL.
+# The new text is written to the lock file, which is then renamed over the file, so a reader
+# sees the old file or the new one, and two writers never lose each other's lines.
+LOCK_WAIT_S = 5.0  # how long an edit waits for another writer's lock
+STALE_LOCK_S = 30.0  # a lock this old was left by a writer that died: it is taken over
+
+
+def _read_lines(path: Path) -> list[str]:
+    """The file's lines, bytes that are not UTF-8 kept as they are (surrogateescape), so that
+    a Latin-1 exclude file is neither an error nor rewritten."""
+    try:
+        with open(path, "rb") as fh:
+            text = fh.read().decode("utf-8", "surrogateescape")
+    except FileNotFoundError:
+        return []
+    lines = text.split("\n")  # not splitlines(): a form feed or U+2028 is no line break here
+    return lines[:-1] if lines and lines[-1] == "" else lines
+
+
 def _exclude_file(root: Path) -> tuple[Path, list[str]]:
     exclude = git_path(root, "info/exclude")
-    lines = exclude.read_text(encoding="utf-8").splitlines() if exclude.exists() else []
-    return exclude, lines
+    return exclude, _read_lines(exclude)
+
+
+def _acquire(lock: Path) -> int:
+    import time
+
+    deadline = time.monotonic() + LOCK_WAIT_S
+    while True:
+        try:
+            return os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            try:
+                if time.time() - os.stat(lock).st_mtime > STALE_LOCK_S:
+                    os.unlink(lock)  # its writer died; a live one holds it for milliseconds
+                    continue
+            except FileNotFoundError:
+                continue  # released meanwhile
+            if time.monotonic() > deadline:
+                from contribkit.core.errors import CheckFailed
+
+                raise CheckFailed(
+                    f"{lock.parent / lock.stem} is locked by another process ({lock})",
+                    f"if no git or contribkit is running, delete {lock}",
+                ) from None
+            time.sleep(0.01)
+
+
+def _edit_excludes(root: Path, change: Callable[[list[str]], list[str]]) -> None:
+    """Replace the lines of ``.git/info/exclude`` with ``change(lines)``, under git's lock."""
+    exclude = git_path(root, "info/exclude")
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    lock = exclude.with_name(exclude.name + ".lock")
+    fd = _acquire(lock)
+    try:
+        lines = _read_lines(exclude)
+        new = change(list(lines))
+        if new != lines:
+            data = "".join(line + "\n" for line in new).encode("utf-8", "surrogateescape")
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+            if exclude.exists():
+                os.chmod(lock, exclude.stat().st_mode & 0o7777)
+            os.close(fd)
+            fd = -1
+            os.replace(lock, exclude)
+    finally:
+        if fd != -1:
+            os.close(fd)
+            os.unlink(lock)
 
 
 def missing_excludes(root: Path, patterns: tuple[str, ...] = SCRATCH_EXCLUDES) -> list[str]:
@@ -151,16 +219,20 @@ def ensure_excluded(root: Path, patterns: tuple[str, ...] = SCRATCH_EXCLUDES) ->
     """Append missing ``patterns`` to ``.git/info/exclude``, under contribkit's header; return
     the lines appended (a blank separator and the header included), for
     :func:`remove_excluded`."""
-    exclude, existing = _exclude_file(root)
-    missing = [p for p in patterns if p not in existing]
-    if not missing:
+    if not missing_excludes(root, patterns):  # the common case: read, no lock
         return []
-    added = [] if EXCLUDE_HEADER in existing else [EXCLUDE_HEADER]
-    if added and existing and existing[-1].strip():
-        added.insert(0, "")
-    added += missing
-    exclude.parent.mkdir(parents=True, exist_ok=True)
-    exclude.write_text("".join(line + "\n" for line in [*existing, *added]), encoding="utf-8")
+    added: list[str] = []
+
+    def append(existing: list[str]) -> list[str]:
+        missing = [p for p in patterns if p not in existing]
+        if missing:
+            added.extend([] if EXCLUDE_HEADER in existing else [EXCLUDE_HEADER])
+            if added and existing and existing[-1].strip():
+                added.insert(0, "")
+            added.extend(missing)
+        return [*existing, *added]
+
+    _edit_excludes(root, append)
     return added
 
 
@@ -173,23 +245,26 @@ def remove_excluded(
 
     Returns the patterns removed, and the ``added`` lines still in the file.
     """
-    exclude, lines = _exclude_file(root)
-    before = list(lines)
-    removed = []
-    for line in added:
-        if line and line != EXCLUDE_HEADER and line not in keep and line in lines:
-            del lines[len(lines) - 1 - lines[::-1].index(line)]  # the last one: it was appended
-            removed.append(line)
-    if EXCLUDE_HEADER in added and EXCLUDE_HEADER in lines:
-        at = len(lines) - 1 - lines[::-1].index(EXCLUDE_HEADER)
-        if at + 1 == len(lines) or not lines[at + 1].strip():  # nothing left under it
-            del lines[at]
-            if "" in added and at > 0 and not lines[at - 1].strip():
-                del lines[at - 1]
-    if lines != before:
-        exclude.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    left = [line for line in added if line and line not in removed and line in lines]
-    return removed, ([""] if "" in added and EXCLUDE_HEADER in left else []) + left
+    removed: list[str] = []
+    left: list[str] = []
+
+    def drop(lines: list[str]) -> list[str]:
+        for line in added:
+            if line and line != EXCLUDE_HEADER and line not in keep and line in lines:
+                del lines[len(lines) - 1 - lines[::-1].index(line)]  # the last: it was appended
+                removed.append(line)
+        if EXCLUDE_HEADER in added and EXCLUDE_HEADER in lines:
+            at = len(lines) - 1 - lines[::-1].index(EXCLUDE_HEADER)
+            if at + 1 == len(lines) or not lines[at + 1].strip():  # nothing left under it
+                del lines[at]
+                if "" in added and at > 0 and not lines[at - 1].strip():
+                    del lines[at - 1]
+        kept = [line for line in added if line and line not in removed and line in lines]
+        left.extend(([""] if "" in added and EXCLUDE_HEADER in kept else []) + kept)
+        return lines
+
+    _edit_excludes(root, drop)
+    return removed, left
 
 
 # The one policy for "what is this branch's base" (hooks, pr, submit, run): the upstream remote's
