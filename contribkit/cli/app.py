@@ -17,6 +17,7 @@ import click
 
 from contribkit import __version__
 from contribkit.core.errors import ContribkitError, ExitCode, Terminated, print_error
+from contribkit.core.termsafe import guard_streams
 
 # name -> (module, attribute, one-line help). The help lives here so --help needs no imports.
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -153,6 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from contribkit.core.redact import redacted_streams
 
     args = list(sys.argv[1:] if argv is None else argv)
+    guard_streams()  # no escape sequence from an issue or a child reaches a terminal
     with _signals_unwind(), redacted_streams():  # no known secret is ever printed
         return _main(args)
 

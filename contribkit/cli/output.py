@@ -9,6 +9,8 @@ from typing import Any
 
 import click
 
+from contribkit.core.termsafe import clean
+
 STATUS_STYLES = {
     "OK": "green",
     "PASS": "green",
@@ -39,6 +41,7 @@ def print_table(
     columns: Sequence[str], rows: Sequence[Sequence[str]], title: str | None = None
 ) -> None:
     """A table: rich when :func:`use_rich`, else tab-free aligned plain text."""
+    rows = [[clean(cell, single_line=True) for cell in row] for row in rows]
     if use_rich():
         from rich.console import Console
         from rich.table import Table

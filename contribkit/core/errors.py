@@ -9,6 +9,8 @@ from __future__ import annotations
 import sys
 from enum import IntEnum
 
+from contribkit.core.termsafe import clean
+
 
 class ExitCode(IntEnum):
     OK = 0
@@ -51,10 +53,12 @@ class Terminated(BaseException):
 
 
 def print_error(message: str, hint: str | None = None) -> None:
-    print(f"contribkit: error: {message}", file=sys.stderr)
+    """The one-line error: messages quote issue text and GitHub's replies, so they go through
+    the terminal filter, on one line each."""
+    print(f"contribkit: error: {clean(message, single_line=True)}", file=sys.stderr)
     if hint:
-        print(f"hint: {hint}", file=sys.stderr)
+        print(f"hint: {clean(hint, single_line=True)}", file=sys.stderr)
 
 
 def warn(message: str) -> None:
-    print(f"contribkit: warning: {message}", file=sys.stderr)
+    print(f"contribkit: warning: {clean(message, single_line=True)}", file=sys.stderr)

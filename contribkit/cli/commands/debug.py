@@ -13,6 +13,7 @@ import click
 
 from contribkit.cli import options
 from contribkit.core.errors import warn
+from contribkit.core.termsafe import clean
 
 if TYPE_CHECKING:
     from contribkit.debug.execute import BackendRun, DebugRun
@@ -370,10 +371,10 @@ def _print_backend_run(run: BackendRun) -> None:
         click.echo(f"  warning: {limit}")
     if run.exit_code != 0 and s.exception:
         click.echo("\nFinal exception:")
-        for line in s.exception.splitlines():
+        for line in clean(s.exception).splitlines():  # the child's output
             click.echo(f"  {line}")
     if s.verdict:
-        click.echo(f"\nRepro verdict: {s.verdict[0]} {s.verdict[1]}")
+        click.echo(f"\nRepro verdict: {clean(' '.join(s.verdict), single_line=True)}")
 
 
 def _failure_detail(run: BackendRun) -> str:

@@ -9,6 +9,7 @@ import click
 
 from contribkit.cli import options
 from contribkit.core.errors import warn
+from contribkit.core.termsafe import clean
 
 if TYPE_CHECKING:
     from contribkit.repro.make import ReproResult
@@ -115,16 +116,17 @@ def repro(
 def print_summary(result: ReproResult) -> None:
     summary, actions, dry_run = result.plan.summary, result.actions or {}, result.dry_run
     verb = "would write" if dry_run else "wrote"
-    click.echo(f"{verb} {result.shown}/ for {summary.issue}: {summary.title}")
+    title = clean(summary.title, single_line=True)  # the issue's: no escapes, no forged lines
+    click.echo(f"{verb} {result.shown}/ for {summary.issue}: {title}")
     for path, action in actions.items():
         click.echo(f"  {Path(path).name:<10} {action}" if dry_run else f"  {Path(path).name}")
     click.echo(f"source:     {result.source}")
     click.echo(f"kind:       {summary.kind}")
-    click.echo(f"signature:  {summary.signature or '(none found)'}")
+    click.echo(f"signature:  {clean(summary.signature or '(none found)', single_line=True)}")
     rewrite = " (CUDA uses rewritten to --device)" if summary.device_rewrite else ""
     click.echo(f"devices:    {', '.join(summary.devices_needed)}{rewrite}")
     for message in result.warnings:
-        click.echo(f"warning:    {message}")
+        click.echo(f"warning:    {clean(message, single_line=True)}")
     if dry_run and "exists" in actions.values():
         click.echo("note:       existing files would be refused; pass --force to overwrite")
     click.echo(f"next:       {result.next_command}")

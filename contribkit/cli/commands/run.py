@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from contribkit.cli import options
+from contribkit.core.termsafe import clean
 from contribkit.run.record import EXPECTATIONS
 
 if TYPE_CHECKING:
@@ -175,9 +176,9 @@ def show(root: Path, path: Path, record: RunRecord, per_test: bool, as_json: boo
         for interp in record.interpreters:
             click.echo(f"[{interp.index}] {interp.label}")
     for note in record.notes:
-        click.echo(f"note: {note}")
+        click.echo(f"note: {clean(note, single_line=True)}")
     for line in failure_lines(record):
-        click.echo(line)
+        click.echo(clean(line, single_line=True))  # details are the child's: no escapes
     counts: dict[str, int] = {}
     for cell in record.cells:
         counts[cell.status] = counts.get(cell.status, 0) + 1
