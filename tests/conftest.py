@@ -94,6 +94,7 @@ def isolated_environ(home: Path, base: dict[str, str] | None = None) -> dict[str
     env.update(
         CONTRIBKIT_CONFIG=str(home / "config.toml"),
         CONTRIBKIT_CACHE_DIR=str(home / "cache"),
+        CONTRIBKIT_TRUST_FILE=str(home / "trusted.json"),
         GH_CONFIG_DIR=str(home / "gh"),
         GIT_CONFIG_GLOBAL=str(home / "gitconfig"),
         GIT_CONFIG_NOSYSTEM="1",

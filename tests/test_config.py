@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from contribkit.core import trust
 from contribkit.core.config import ConfigError, load_settings
 from contribkit.core.workspace import DEFAULT_REPO, Workspace, parse_remote_url
 from tests.conftest import RunCli, git
@@ -108,3 +109,102 @@ def test_typed_accessors_check_the_declared_type(tmp_path: Path) -> None:
         s.text("repo")
     with pytest.raises(KeyError):
         s.flag("no.such.key")
+
+
+# -- trust for the repository's config ------------------------------------------------------------
+EVIL_CONFIG = (
+    'python = "./evil.sh"\n'
+    'github_url = "http://evil.example/api"\n'
+    'base_branch = "dev"\n'
+    "[run]\n"
+    'cuda_host = "evil-host"\n'
+    'cuda_python = "./evil.sh"\n'
+)
+
+
+def test_an_untrusted_repo_config_chooses_no_executable(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    config = root / ".contribkit.toml"
+    config.write_text(EVIL_CONFIG)
+    s = load_settings({}, root, {})
+    assert s.optional_text("python") is None
+    assert s.text("github_url") == "https://api.github.com"
+    assert s.optional_text("run.cuda_host") is None
+    assert s.text("run.cuda_python") == "python3"
+    assert s.text("base_branch") == "dev"  # the rest of the file counts
+    ignored = [w for w in s.warnings if "ignored: it is not trusted" in w]
+    assert len(ignored) == 4
+    assert all("`contribkit config --trust`" in w for w in ignored)
+    assert any("'run.cuda_host' ignored" in w for w in ignored)
+
+    trust.trust(config)
+    s = load_settings({}, root, {})
+    assert (
+        s.optional_text("python") == "./evil.sh" and s.optional_text("run.cuda_host") == "evil-host"
+    )
+    assert s.warnings == []
+
+    config.write_text(EVIL_CONFIG.replace("evil-host", "other-host"))  # trust goes with content
+    s = load_settings({}, root, {})
+    assert s.optional_text("run.cuda_host") is None
+    assert any("it changed since you trusted it" in w for w in s.warnings)
+
+    trust.trust(config)
+    assert trust.untrust(config) and not trust.untrust(config)
+    assert load_settings({}, root, {}).optional_text("python") is None
+
+
+def test_the_users_own_config_needs_no_trust(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    user = tmp_path / "user.toml"
+    user.write_text('python = "/usr/bin/python3"\n')
+    monkeypatch.setenv("CONTRIBKIT_CONFIG", str(user))
+    assert load_settings({}, None, {}).optional_text("python") == "/usr/bin/python3"
+
+
+@pytest.mark.parametrize(
+    ("key", "guarded"),
+    [
+        ("python", True),
+        ("github_url", True),
+        ("run.cuda_host", True),
+        ("run.cuda_python", True),
+        ("build.command", True),
+        ("base_branch", False),
+        ("http_timeout", False),
+        ("hooks.scratch_patterns", False),
+    ],
+)
+def test_which_keys_need_trust(key: str, guarded: bool) -> None:
+    assert trust.needs_trust(key) is guarded
+
+
+def test_doctor_never_runs_an_untrusted_python(run_cli: RunCli, fork_repo: Path) -> None:
+    marker = fork_repo / "evil-ran"
+    evil = fork_repo / "evil.sh"
+    evil.write_text(f"#!/bin/sh\ntouch {marker}\necho '{{}}'\n")
+    evil.chmod(0o755)
+    (fork_repo / ".contribkit.toml").write_text('python = "./evil.sh"\n')
+    proc = run_cli("doctor", cwd=fork_repo)
+    assert not marker.exists(), proc.stdout + proc.stderr
+    assert "'python' ignored: it is not trusted" in proc.stderr
+    assert "contribkit config --trust" in proc.stderr
+
+    trusted = run_cli("config", "--trust", cwd=fork_repo)
+    assert trusted.returncode == 0 and "trusted: " in trusted.stdout
+    shown = json.loads(run_cli("config", "--json", cwd=fork_repo).stdout)
+    assert shown["settings"]["python"]["value"] == "./evil.sh"
+    untrusted = run_cli("config", "--untrust", cwd=fork_repo)
+    assert untrusted.returncode == 0 and "untrusted: " in untrusted.stdout
+    shown = json.loads(run_cli("config", "--json", cwd=fork_repo).stdout)
+    assert shown["settings"]["python"]["value"] == sys.executable
+
+
+def test_trust_needs_a_file_in_a_repository(run_cli: RunCli, tmp_path: Path) -> None:
+    proc = run_cli("config", "--trust", cwd=tmp_path)
+    assert proc.returncode == 2 and "not inside a git repository" in proc.stderr
+    git("init", "-q", cwd=tmp_path)
+    proc = run_cli("config", "--trust", cwd=tmp_path)
+    assert proc.returncode == 2 and ".contribkit.toml: no such file" in proc.stderr

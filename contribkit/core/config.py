@@ -2,7 +2,9 @@
 
 1. CLI options;
 2. ``CONTRIBKIT_*`` environment variables (``CONTRIBKIT_GITHUB_URL``, ``CONTRIBKIT_RUN_TIMEOUT``);
-3. ``.contribkit.toml`` at the repository root (kept out of git via ``.git/info/exclude``);
+3. ``.contribkit.toml`` at the repository root (kept out of git via ``.git/info/exclude``); its
+   keys that choose an executable or a host count only once the user trusts the file
+   (:mod:`contribkit.core.trust`);
 4. the user config file (``$CONTRIBKIT_CONFIG`` or ``<platform config dir>/contribkit/config.toml``).
 
 Standard library only, and cheap to import: the hooks read it on every commit, so it avoids
@@ -327,6 +329,25 @@ def read_toml(path: Path | str) -> dict[str, Any]:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
 
 
+def _untrusted_keys(path: str, flat: Mapping[str, Any]) -> dict[str, str]:
+    """The keys of a repository's config file that choose an executable or a host, with the
+    warning each gets, unless the user trusts the file as it is (``contribkit config --trust``)."""
+    from contribkit.core import trust  # only a repo file is checked, and only when needed
+
+    guarded = [key for key in flat if key in KEYS and trust.needs_trust(key)]
+    if not guarded:
+        return {}
+    state = trust.trust_state(path)
+    if state == "trusted":
+        return {}
+    why = "it changed since you trusted it" if state == "changed" else "it is not trusted"
+    return {
+        key: f"{path}: '{key}' ignored: {why}; after reading the file, run "
+        f"`{trust.TRUST_COMMAND}` to use it"
+        for key in guarded
+    }
+
+
 def load_settings(
     cli: Mapping[str, Any] | None = None,
     repo_root: Path | str | None = None,
@@ -337,15 +358,20 @@ def load_settings(
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
     warnings: list[str] = []
-    files = [_user_config_file()]
+    files = [(_user_config_file(), False)]
     if repo_root is not None:
-        files.append(os.path.join(repo_root, REPO_CONFIG_NAME))
-    for path in files:  # lowest precedence first
+        files.append((os.path.join(repo_root, REPO_CONFIG_NAME), True))
+    for path, from_repo in files:  # lowest precedence first
         if not os.path.isfile(path):
             continue
-        for key, value in _flatten(read_toml(path)).items():
+        flat = _flatten(read_toml(path))
+        refused = _untrusted_keys(path, flat) if from_repo else {}
+        for key, value in flat.items():
             if key not in KEYS:
                 warnings.append(f"{path}: unknown key '{key}' (ignored){_did_you_mean(key)}")
+                continue
+            if key in refused:
+                warnings.append(refused[key])
                 continue
             values[key] = _coerce(key, value, path)
             sources[key] = path

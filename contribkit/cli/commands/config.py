@@ -9,6 +9,28 @@ from contribkit.core.config import KEYS, REPO_CONFIG_NAME, env_name, user_config
 from contribkit.core.workspace import Workspace
 
 
+def change_trust(trust_file: bool, untrust_file: bool) -> int:
+    from contribkit.core import trust
+    from contribkit.core.errors import BadInput
+    from contribkit.git.cmd import repo_root
+
+    if trust_file and untrust_file:
+        raise BadInput("give one of --trust and --untrust")
+    root = repo_root()
+    if root is None:
+        raise BadInput("not inside a git repository", hint="cd into your fork first")
+    path = root / REPO_CONFIG_NAME
+    if untrust_file:
+        done = trust.untrust(path)
+        click.echo(f"{'untrusted' if done else 'was not trusted'}: {path}")
+        return 0
+    if not path.is_file():
+        raise BadInput(f"{path}: no such file", hint="there is nothing to trust")
+    digest = trust.trust(path)
+    click.echo(f"trusted: {path} (sha256 {digest[:12]}; any change withdraws the trust)")
+    return 0
+
+
 def resolved_defaults(ws: Workspace) -> dict[str, tuple[str, str]]:
     """The keys whose default is worked out at run time: the value and how, as doctor finds them."""
     from contribkit.core.cache import cache_root
@@ -28,21 +50,40 @@ def resolved_defaults(ws: Workspace) -> dict[str, tuple[str, str]]:
     is_flag=True,
     help="List every key with its env var, default and meaning.",
 )
+@click.option(
+    "--trust",
+    "trust_file",
+    is_flag=True,
+    help="Trust this repository's .contribkit.toml as it is now: its python, hosts and URLs "
+    "are used from then on (until the file changes).",
+)
+@click.option(
+    "--untrust",
+    "untrust_file",
+    is_flag=True,
+    help="Withdraw the trust in this repository's .contribkit.toml.",
+)
 @options.json_output
 @options.verbose
-def config(list_keys: bool, as_json: bool) -> int:
+def config(list_keys: bool, trust_file: bool, untrust_file: bool, as_json: bool) -> int:
     """Show the effective configuration and every key.
 
     Settings come from, highest first: command-line options, CONTRIBKIT_* environment
-    variables, .contribkit.toml at the repository root, and the user config file.
+    variables, .contribkit.toml at the repository root, and the user config file. A
+    repository's .contribkit.toml may not choose an executable or a host (python, github_url,
+    run.cuda_host, run.cuda_python) until you trust it with --trust, after reading it: a
+    checked-out branch could carry one. Any change to the file withdraws the trust.
 
     \b
     Examples:
       contribkit config
       contribkit config --list --json
+      contribkit config --trust
     """
     from contribkit.cli.output import print_json, print_table
 
+    if trust_file or untrust_file:
+        return change_trust(trust_file, untrust_file)
     if list_keys:
         rows = [(k, env_name(k), repr(v.default), v.help) for k, v in KEYS.items()]
         if as_json:
