@@ -65,3 +65,18 @@ def inserted_lines(original: str, result: str) -> list[str]:
             added.append(line)
     assert i == len(original_lines)
     return added
+
+
+def edited_lines(original: str, result: str) -> tuple[list[str], list[str]]:
+    """The lines ``result`` drops from ``original`` and the lines it adds (a line diff)."""
+    import difflib
+
+    removed: list[str] = []
+    added: list[str] = []
+    a, b = original.splitlines(keepends=True), result.splitlines(keepends=True)
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag in ("replace", "delete"):
+            removed.extend(a[i1:i2])
+        if tag in ("replace", "insert"):
+            added.extend(b[j1:j2])
+    return removed, added

@@ -15,12 +15,13 @@ from contribkit.testgen.pyedit import (
     find_test_classes,
     indent_block,
     insert_lines,
+    match_quotes,
     parse_file,
     plan_insertion,
     rename,
     render_imports,
 )
-from tests.largefile import inserted_lines, large_file
+from tests.largefile import edited_lines, inserted_lines, large_file
 
 METHOD = (
     "@dtypes(torch.float32)\n"
@@ -113,10 +114,8 @@ def test_insert_into_a_large_file_changes_no_other_byte() -> None:
     assert lines.index("    def test_new(self, device, dtype):") > lines.index(
         "    # a comment that ends the class body", lines.index("class TestGroup17(TestCase):")
     )
-    # the import went right after the import block
-    assert lines[
-        lines.index("from torch.testing._internal.common_utils import run_tests, TestCase") + 1
-    ] == ("from torch.testing import make_tensor")
+    # the import joined the torch block at its sorted place, as usort would put it
+    assert lines[lines.index("import torch") + 1] == "from torch.testing import make_tensor"
 
 
 def test_insert_keeps_crlf_and_completes_a_missing_final_newline() -> None:
@@ -210,3 +209,114 @@ def test_a_body_on_the_class_line_is_refused(header: str) -> None:
     tree = parse_file(source, "t.py")
     result, _ = plan_insertion(source, "t.py", class_at(tree, 0), tree, METHOD, [])
     assert "\n    def test_new(self, device, dtype):\n" in result
+
+
+# A file shaped like PyTorch's test/nn/test_dropout.py: a multi-line common_device_type import,
+# NNTestCase classes, single quotes.
+DROPOUT_FILE = """# Owner(s): ['module: nn']
+import random
+import unittest
+
+import torch
+from torch.testing._internal.common_device_type import (
+    expectedFailureXLA,
+    instantiate_device_type_tests,
+)
+from torch.testing._internal.common_nn import NNTestCase
+from torch.testing._internal.common_utils import run_tests, TestCase
+
+
+class TestDropoutNNDeviceType(NNTestCase):
+    def test_dropout(self, device):
+        x = torch.ones(4, device=device)
+        self.assertEqual(torch.nn.Dropout(p=0.0)(x), x, msg='p=0 is the identity')
+
+
+instantiate_device_type_tests(TestDropoutNNDeviceType, globals())
+
+if __name__ == '__main__':
+    run_tests()
+"""
+
+
+def test_imports_join_the_files_own_statements_in_its_order() -> None:
+    tree = parse_file(DROPOUT_FILE, "t.py")
+    needs = [
+        ImportSpec("copy"),
+        ImportSpec("torch.testing._internal.common_device_type", "ops"),
+        ImportSpec("torch.testing._internal.common_device_type", "dtypes"),
+        ImportSpec("torch.testing._internal.common_device_type", "onlyCUDA"),
+        ImportSpec("torch.testing._internal.common_modules", "module_db"),
+        ImportSpec("torch.testing._internal.common_modules", "modules"),
+        ImportSpec("torch.testing._internal.common_utils", "gradcheck"),
+    ]
+    method = match_quotes(
+        'def test_new(self, device):\n    self.assertTrue(True, "ok")\n', DROPOUT_FILE
+    )
+    result, added = plan_insertion(DROPOUT_FILE, "t.py", class_at(tree, 6), tree, method, needs)
+    assert sorted(s.statement() for s in added) == sorted(s.statement() for s in needs)
+    removed, inserted = edited_lines(DROPOUT_FILE, result)
+    # Only the one-line common_utils import is rewritten; the multi-line one gains lines.
+    assert removed == ["from torch.testing._internal.common_utils import run_tests, TestCase\n"]
+    assert result.startswith(
+        "# Owner(s): ['module: nn']\n"
+        "import copy\n"
+        "import random\n"
+        "import unittest\n"
+        "\n"
+        "import torch\n"
+        "from torch.testing._internal.common_device_type import (\n"
+        "    dtypes,\n"
+        "    expectedFailureXLA,\n"
+        "    instantiate_device_type_tests,\n"
+        "    onlyCUDA,\n"
+        "    ops,\n"
+        ")\n"
+        "from torch.testing._internal.common_modules import module_db, modules\n"
+        "from torch.testing._internal.common_nn import NNTestCase\n"
+        "from torch.testing._internal.common_utils import gradcheck, run_tests, TestCase\n"
+        "\n\nclass TestDropoutNNDeviceType(NNTestCase):\n"
+    )
+    assert "        self.assertTrue(True, 'ok')\n" in inserted  # the file's quotes
+    ast.parse(result)
+
+
+@pytest.mark.parametrize(
+    ("statement", "expected"),
+    [
+        # isort's order (CONSTANTS, Classes, functions) is kept ...
+        ("from m import CONST, Klass, func\n", "from m import CONST, Klass, Other, func\n"),
+        # ... and so is plain code-point order; an unsorted list gets the name at its end.
+        ("from m import Klass, func, zeta\n", "from m import Klass, Other, func, zeta\n"),
+        ("from m import zeta, Klass\n", "from m import zeta, Klass, Other\n"),
+    ],
+)
+def test_new_names_follow_the_files_order(statement: str, expected: str) -> None:
+    source = "import torch\n" + statement + "\n\nclass TestA:\n    x = 1\n"
+    tree = parse_file(source, "t.py")
+    result, _ = plan_insertion(
+        source,
+        "t.py",
+        class_at(tree, 2),
+        tree,
+        "def test_b(self):\n    pass\n",
+        [ImportSpec("m", "Other")],
+    )
+    assert result.splitlines(keepends=True)[1] == expected
+
+
+def test_a_commented_import_is_left_alone_and_a_new_group_gets_its_block() -> None:
+    source = "import torch\nfrom m import a  # noqa: F401\n\n\nclass TestA:\n    x = 1\n"
+    tree = parse_file(source, "t.py")
+    result, _ = plan_insertion(
+        source,
+        "t.py",
+        class_at(tree, 2),
+        tree,
+        "def test_b(self):\n    pass\n",
+        [ImportSpec("m", "b"), ImportSpec("copy")],
+    )
+    assert result.startswith(
+        "import copy\n\nimport torch\nfrom m import a  # noqa: F401\nfrom m import b\n"
+    )
+    assert inserted_lines(source, result)  # nothing but insertions

@@ -41,7 +41,7 @@ from contribkit.testgen.specs import (
     file_imports,
     skeleton_spec,
 )
-from tests.largefile import inserted_lines
+from tests.largefile import edited_lines, inserted_lines
 from tests.reprofixtures import (
     COMPILE_CODE,
     CRASH_CODE,
@@ -483,8 +483,17 @@ def test_into_a_file_with_a_byte_order_mark_keeps_it(tmp_path: Path) -> None:
     plan = plan_into(lambda g: skeleton_spec("test_new", "tests", g), target, "t.py", None, None)
     assert plan.summary["class"] == "TestOld" and plan.summary["device_generic"]
     assert plan.after.startswith("\ufeff# Owner(s):")
-    assert "    def test_new(self, device, dtype):\n" in inserted_lines(original, plan.after)
-    assert "\n-" not in plan.diff()  # the first line, BOM included, is unchanged
+    removed, added = edited_lines(original, plan.after)
+    assert "    def test_new(self, device, dtype):\n" in added
+    # The one line changed is the import that gains `dtypes`, in the order the file keeps; the
+    # first line, BOM included, is unchanged.
+    assert removed == [
+        "from torch.testing._internal.common_device_type import instantiate_device_type_tests\n"
+    ]
+    assert (
+        "from torch.testing._internal.common_device_type import dtypes, "
+        "instantiate_device_type_tests\n"
+    ) in added
 
 
 def test_string_literals_are_quoted_as_ruff_format_quotes_them() -> None:

@@ -26,6 +26,7 @@ from contribkit.testgen.pyedit import (
     EditError,
     find_test_classes,
     indent_block,
+    match_quotes,
     module_bindings,
     parse_file,
     plan_insertion,
@@ -240,7 +241,8 @@ def plan_into(
             f"{cls.name} already has {spec.name}", hint="choose another name with --name"
         )
     try:
-        after, added = plan_insertion(source, display, cls, tree, spec.method, spec.imports)
+        method = match_quotes(spec.method, source)
+        after, added = plan_insertion(source, display, cls, tree, method, spec.imports)
     except EditError as exc:
         raise BadInput(str(exc), hint=exc.hint) from exc
     _verify(_rel(path, root), after, before=source)

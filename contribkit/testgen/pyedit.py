@@ -7,15 +7,31 @@ original text survives byte for byte and in order, which :func:`insert_lines` ch
 from __future__ import annotations
 
 import ast
+import io
 import re
-import sys
-from dataclasses import dataclass
+import tokenize
 
 from contribkit.core.astnames import dotted, source_lines
 from contribkit.repro.codefacts import Edit, apply_edits
+from contribkit.testgen.importedit import (
+    LINE_LIMIT,
+    ImportSpec,
+    LineEdits,
+    imports_of,
+    module_bindings,
+    plan_imports,
+    render_imports,
+    sort_key,
+)
 
-_STDLIB = set(getattr(sys, "stdlib_module_names", ()))
-LINE_LIMIT = 100
+__all__ = [
+    "LINE_LIMIT",
+    "ImportSpec",
+    "imports_of",
+    "match_quotes",
+    "module_bindings",
+    "render_imports",
+]
 
 
 class EditError(Exception):
@@ -78,6 +94,48 @@ def dedent_lines(source: str, first: int, last: int, width: int) -> str:
     return "".join(out)
 
 
+_PREFIX = "rRbBuU"
+
+
+def _strings(source: str) -> list[tokenize.TokenInfo]:
+    """The plain (not triple-quoted, not f-) string literals of ``source``."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return []
+    found = []
+    for token in tokens:
+        body = token.string.lstrip(_PREFIX)
+        if (
+            token.type == tokenize.STRING
+            and body[:1] in ("'", '"')
+            and body[:3] not in ("'''", '"""')
+        ):
+            found.append(token)
+    return found
+
+
+def match_quotes(code: str, file_source: str) -> str:
+    """``code`` (double-quoted, as ruff format writes it) with single quotes where the file it
+    goes into mostly uses them; a string holding a quote or a backslash keeps its own."""
+    strings = _strings(file_source)
+    single = sum(t.string.lstrip(_PREFIX).startswith("'") for t in strings)
+    if single * 2 <= len(strings):
+        return code
+    edits = []
+    for token in _strings(code):
+        body = token.string.lstrip(_PREFIX)
+        prefix = token.string[: len(token.string) - len(body)]
+        if not body.startswith('"') or "'" in body or "\\" in body:
+            continue
+        (line, col), end_line = token.start, token.end[0]
+        start_bytes = len(token.line[:col].encode("utf-8"))  # Edit columns are UTF-8 offsets
+        end_bytes = start_bytes + len(token.string.encode("utf-8"))
+        after = f"{prefix}'{body[1:-1]}'"
+        edits.append(Edit(line, start_bytes, end_line, end_bytes, token.string, after))
+    return apply_edits(code, edits) if edits else code
+
+
 def rename(source: str, old: str, new: str) -> str:
     """Rename every use of the variable ``old`` to ``new`` (names only, never strings or attributes)."""
     tree = ast.parse(source)
@@ -89,106 +147,6 @@ def rename(source: str, old: str, new: str) -> str:
     return apply_edits(source, edits) if edits else source
 
 
-# -- imports ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, order=True)
-class ImportSpec:
-    """One imported name: ``import module [as asname]`` or ``from module import name [as asname]``."""
-
-    module: str
-    name: str | None = None
-    asname: str | None = None
-
-    @property
-    def bound(self) -> str:
-        return self.asname or self.name or self.module.split(".")[0]
-
-    @property
-    def group(self) -> int:
-        """usort's order: __future__, standard library, third party, torch (first party)."""
-        top = self.module.split(".")[0]
-        if top == "__future__":
-            return 0
-        if top in _STDLIB:
-            return 1
-        return 3 if top == "torch" else 2
-
-    def statement(self) -> str:
-        alias = f" as {self.asname}" if self.asname else ""
-        if self.name is None:
-            return f"import {self.module}{alias}"
-        return f"from {self.module} import {self.name}{alias}"
-
-
-def imports_of(node: ast.Import | ast.ImportFrom) -> list[ImportSpec]:
-    if isinstance(node, ast.Import):
-        return [ImportSpec(a.name, None, a.asname) for a in node.names]
-    module = "." * node.level + (node.module or "")
-    return [ImportSpec(module, a.name, a.asname) for a in node.names]
-
-
-def render_imports(specs: list[ImportSpec]) -> str:
-    """An import block: groups separated by a blank line, one ``from`` line per module."""
-    blocks = []
-    for group in sorted({s.group for s in specs}):
-        members = sorted(set(s for s in specs if s.group == group), key=_sort_key)
-        lines: list[str] = []
-        by_module: dict[str, list[ImportSpec]] = {}
-        for spec in members:
-            if spec.name is None:
-                lines.append(spec.statement())
-            else:
-                by_module.setdefault(spec.module, []).append(spec)
-        for module, names in by_module.items():
-            parts = [s.statement().split(" import ", 1)[1] for s in names]
-            lines.append(_from_line(module, parts))
-        blocks.append("\n".join(sorted(lines, key=_line_key)))
-    return "\n\n".join(blocks)
-
-
-def _sort_key(spec: ImportSpec) -> tuple[int, str, str]:
-    return (spec.group, spec.module.lower(), (spec.name or "").lower())
-
-
-def _line_key(line: str) -> tuple[str, int]:
-    module = line.split()[1]
-    return (module.lower(), 0 if line.startswith("import ") else 1)
-
-
-def _from_line(module: str, names: list[str]) -> str:
-    one = f"from {module} import {', '.join(names)}"
-    if len(one) <= LINE_LIMIT:
-        return one
-    inner = "".join(f"    {name},\n" for name in names)
-    return f"from {module} import (\n{inner})"
-
-
-def module_bindings(tree: ast.Module) -> dict[str, str]:
-    """Names bound at module scope by imports (including inside top-level if/try), with the
-    import statement each came from."""
-    bound: dict[str, str] = {}
-    stack: list[ast.stmt] = list(tree.body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            for spec in imports_of(node):
-                bound.setdefault(spec.bound, spec.statement())
-        elif isinstance(node, (ast.If, ast.Try)):
-            stack.extend(node.body + node.orelse)
-            if isinstance(node, ast.Try):
-                stack.extend(node.finalbody)
-                for handler in node.handlers:
-                    stack.extend(handler.body)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            bound.setdefault(node.name, f"{type(node).__name__} {node.name}")
-        elif isinstance(node, ast.Assign):
-            for target in node.targets:
-                if isinstance(target, ast.Name):
-                    bound.setdefault(target.id, "assignment")
-    return bound
-
-
 # -- insertion -------------------------------------------------------------------------
 
 
@@ -198,17 +156,30 @@ def insert_lines(original: str, insertions: dict[int, list[str]]) -> str:
     Inserted lines take the file's line ending. The result contains ``original`` unchanged and in
     order; a missing final newline is completed only when lines go after the last line.
     """
+    return edit_lines(original, LineEdits(insertions=insertions))
+
+
+def edit_lines(original: str, edits: LineEdits) -> str:
+    """``original`` with ``edits``: lines inserted, statements replaced by new lines. New lines
+    take the file's usual line ending; every other line is kept byte for byte."""
     crlf = original.count("\r\n")
     newline = "\r\n" if crlf * 2 > original.count("\n") else "\n"  # the file's usual ending
     lines = source_lines(original)
     out: list[str] = []
-    for index in range(len(lines) + 1):
-        if insertions.get(index):
+    index = 0
+    while index <= len(lines):
+        if edits.insertions.get(index):
             if out and not out[-1].endswith(("\n", "\r")):
                 out.append(newline)
-            out.extend(line + newline for line in insertions[index])
+            out.extend(line + newline for line in edits.insertions[index])
+        if index < len(lines) and index + 1 in edits.replacements:
+            last, new = edits.replacements[index + 1]
+            out.extend(line + newline for line in new)
+            index = last
+            continue
         if index < len(lines):
             out.append(lines[index])
+        index += 1
     return "".join(out)
 
 
@@ -261,39 +232,26 @@ def plan_insertion(
     imports: list[ImportSpec],
 ) -> tuple[str, list[ImportSpec]]:
     """``source`` with ``method`` (source at column 0) appended to ``cls``'s body and the
-    ``imports`` it lacks added after the module's import block. Returns the new source and the
-    imports that were added."""
+    ``imports`` it lacks added to the module's import block (:func:`plan_imports`). Returns the
+    new source and the imports that were added."""
     lines = source_lines(source)
     indent = body_indent(lines, cls, path)
     bound = module_bindings(tree)
-    missing = sorted({spec for spec in imports if spec.bound not in bound}, key=_sort_key)
+    missing = sorted({spec for spec in imports if spec.bound not in bound}, key=sort_key)
     if any(spec.group == 0 for spec in missing):
         raise EditError(
             f"{path} lacks a __future__ import the test needs: "
             + ", ".join(s.statement() for s in missing if s.group == 0),
             hint="add the import by hand, or write a new file with --path",
         )
-    insertions: dict[int, list[str]] = {}
-    if missing:
-        before_class = [
-            node
-            for node in tree.body
-            if isinstance(node, (ast.Import, ast.ImportFrom)) and node.lineno < cls.lineno
-        ]
-        if before_class:
-            after = before_class[-1].end_lineno or before_class[-1].lineno
-        else:  # no import yet: before the first statement after the docstring
-            first = tree.body[0]
-            docstring = isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
-            after = (first.end_lineno or 0) if docstring else first.lineno - 1
-        insertions[after] = [spec.statement() for spec in missing]
+    start = min([cls.lineno, *(d.lineno for d in cls.decorator_list)])
+    edits = plan_imports(lines, tree, missing, start) if missing else LineEdits()
     last = _class_end(lines, cls, indent)
     following = lines[last] if last < len(lines) else ""
     block = indent_block(method, indent).rstrip("\n").split("\n")
-    insertions.setdefault(last, [])
-    insertions[last] = [*insertions[last], "", *block, *([""] * 2 if following.strip() else [])]
-    result = insert_lines(source, insertions)
-    _check_pure_insertion(source, result)
+    edits.insert(last, ["", *block, *([""] * 2 if following.strip() else [])])
+    result = edit_lines(source, edits)
+    _check_kept(source, result, edits)
     return result, missing
 
 
@@ -315,10 +273,16 @@ def _class_end(lines: list[str], cls: ast.ClassDef, indent: str) -> int:
     return last
 
 
-def _check_pure_insertion(original: str, result: str) -> None:
-    """Every original line is in ``result``, unchanged and in order (an internal guarantee)."""
+def _check_kept(original: str, result: str, edits: LineEdits) -> None:
+    """Every original line but the replaced statements' is in ``result``, unchanged and in order
+    (an internal guarantee)."""
+    replaced = {
+        n for first, (last, _) in edits.replacements.items() for n in range(first, last + 1)
+    }
     remaining = iter(source_lines(result))
-    for line in source_lines(original):
+    for number, line in enumerate(source_lines(original), start=1):
+        if number in replaced:
+            continue
         stripped = line.rstrip("\r\n")
         for candidate in remaining:
             if candidate == line or (
@@ -326,4 +290,4 @@ def _check_pure_insertion(original: str, result: str) -> None:
             ):
                 break
         else:
-            raise AssertionError("an insertion changed the original text")
+            raise AssertionError("an edit changed the original text")
