@@ -6,6 +6,7 @@ probe runs once per session.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -21,7 +22,7 @@ import pytest
 
 from contribkit.conventions.testfiles import check_test_source
 from tests.conftest import RunCli
-from tests.largefile import inserted_lines, large_file
+from tests.largefile import edited_lines, inserted_lines, large_file
 from tests.reprofixtures import (
     COMPILE_CODE,
     CRASH_CODE,
@@ -180,7 +181,11 @@ def test_generated_files_run_green_with_python_and_pytest(fork: Path, run_cli: R
     )
     nn_text = (fork / "test" / "test_nn.py").read_text()
     assert "torch.nn.Unfold(kernel_size=2).to(device=device" in nn_text
-    assert inserted_lines(NN_FILE, nn_text)  # the file's own lines all survive, in order
+    # The file's own lines all survive, in order, but for the one-line import that gains names.
+    removed, _ = edited_lines(NN_FILE, nn_text)
+    assert removed == [
+        "from torch.testing._internal.common_device_type import instantiate_device_type_tests\n"
+    ]
     dynamo = made_by_file["test/dynamo/test_repros.py"][0]
     assert (dynamo["class"], dynamo["owner"], dynamo["dynamo"]) == (
         "ReproTests",
@@ -434,8 +439,12 @@ def test_into_keeps_a_bom_and_form_feeds_and_the_file_runs(fork: Path, run_cli: 
     ]
     raw = target.read_bytes()
     assert raw.startswith(b"\xef\xbb\xbf# Owner(s): ")  # the BOM, byte for byte
-    added = inserted_lines(OLD_FILE, raw.decode("utf-8"))
+    removed, added = edited_lines(OLD_FILE, raw.decode("utf-8"))
     assert "    def test_new(self, device, dtype):\n" in added
+    # The one-line import that gains `dtypes` is the only line rewritten.
+    assert removed == [
+        "from torch.testing._internal.common_device_type import instantiate_device_type_tests\n"
+    ]
     direct, under_pytest = in_parallel(
         [partial(run_file, target, "-v"), partial(pytest_file, target)]
     )
@@ -444,3 +453,56 @@ def test_into_keeps_a_bom_and_form_feeds_and_the_file_runs(fork: Path, run_cli: 
     assert "test_old_cpu (__main__.TestOldCPU" in direct.stderr
     assert under_pytest.returncode == 0, under_pytest.stdout[-3000:]
     assert "3 passed" in under_pytest.stdout
+
+
+def test_from_repro_writes_only_what_the_repros_verdict_supports(
+    fork: Path, run_cli: RunCli
+) -> None:
+    make_repro(fork / "repros", 101, CRASH_CODE, CRASH_SIGNATURE)
+    unsigned_code = (
+        "import torch\nimport buggy_ops\nx = torch.ones(3, 2)\n"
+        "actual = buggy_ops.pick_rows(x, torch.tensor([0]))\nexpected = x[:1]\n"
+        "print(torch.allclose(actual, expected))\n"
+    )
+    make_repro(fork / "repros", 106, unsigned_code, None, title="no signature")
+    before = {p: p.read_bytes() for p in fork.rglob("*") if p.is_file() and ".git" not in p.parts}
+    # A different error, or an error the issue gives no signature for: refused, nothing written.
+    other, unsigned = in_parallel(
+        [
+            partial(run_cli, "test", "--from-repro", "101", env={"BUGGY_OPS_BUG": "other"}),
+            partial(run_cli, "test", "--from-repro", "106", env={"BUGGY_OPS_BUG": "1"}),
+        ]
+    )
+    for proc, why in ((other, "different error"), (unsigned, "no signature to compare")):
+        assert proc.returncode == 2, proc.stderr
+        assert "did not reproduce the issue" in proc.stderr and why in proc.stderr
+        assert "hint: " in proc.stderr and "--force" in proc.stderr
+    after = {p: p.read_bytes() for p in fork.rglob("*") if p.is_file() and ".git" not in p.parts}
+    assert after == before
+    forced = run_cli(
+        "test", "--from-repro", "101", "--force", "--json", env={"BUGGY_OPS_BUG": "other"}
+    )
+    assert forced.returncode == 0, forced.stderr
+    assert any("written with --force" in n for n in json.loads(forced.stdout)["notes"])
+    (fork / "test" / "test_torch.py").unlink()
+    # REPRODUCED: the test fails now, for the issue's reason, and passes once the bug is gone.
+    made = run_cli("test", "--from-repro", "101", "--json", env={"BUGGY_OPS_BUG": "1"})
+    assert made.returncode == 0, made.stderr
+    summary = json.loads(made.stdout)
+    assert "the repro REPRODUCED" in summary["notes"][0]
+    test_file = fork / summary["path"]
+    text = test_file.read_text()
+    statements = [
+        ast.unparse(n.value) for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Expr)
+    ]
+    assert not [s for s in statements if s.startswith(("print(", "str(", "rows"))]
+    broken, fixed, under_pytest = in_parallel(
+        [
+            partial(run_file, test_file, env={"BUGGY_OPS_BUG": "1"}),
+            partial(run_file, test_file),
+            partial(pytest_file, test_file),
+        ]
+    )
+    assert broken.returncode == 1 and "pytorch/pytorch#101 is back" in broken.stderr
+    assert fixed.returncode == 0, fixed.stderr[-3000:]
+    assert under_pytest.returncode == 0, under_pytest.stdout[-3000:]

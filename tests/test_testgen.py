@@ -16,6 +16,7 @@ from contribkit.conventions.testfiles import check_test_source
 from contribkit.core.errors import BadInput
 from contribkit.core.render import one_line, python_literal
 from contribkit.issue.model import Signature
+from contribkit.run.record import Cell, RunRecord, write_record
 from contribkit.testgen.areas import (
     HOME_FILES,
     area_target,
@@ -31,7 +32,6 @@ from contribkit.testgen.rewrite import (
     draws_random,
     drop_no_ops,
     hoist_imports,
-    quiet_value_prints,
     take_result,
 )
 from contribkit.testgen.specs import (
@@ -41,6 +41,13 @@ from contribkit.testgen.specs import (
     file_imports,
     skeleton_spec,
 )
+from contribkit.testgen.tidy import (
+    as_assertions,
+    drop_no_op_expressions,
+    drop_output_comments,
+    drop_prints,
+)
+from contribkit.testgen.verdict import ReproVerdict, Verdicts, judge, recorded_verdicts
 from tests.largefile import edited_lines, inserted_lines
 from tests.reprofixtures import (
     COMPILE_CODE,
@@ -172,12 +179,12 @@ def test_crash_tests_check_the_result_without_no_op_lines(tmp_path: Path) -> Non
         ("x = f()\n", ("x = f()\n", "x")),
         ("x: T = f()\n", ("x: T = f()\n", "x")),
         ("x = f()\nx\n", ("x = f()\n", "x")),
-        ("y = g()\nprint(f(y))\n", ("y = g()\nresult = f(y)\nprint(result)\n", "result")),
-        ("y = g()\nprint(y)\n", ("y = g()\nprint(y)\n", "y")),
+        ("y = g()\nprint(f(y))\n", ("y = g()\nresult = f(y)\n", "result")),
+        ("y = g()\nprint(y)\n", ("y = g()\n", "y")),
         ("result = 1\nf(result)\n", ("result = 1\nresult2 = f(result)\n", "result2")),
         (
             "print(f(\n    1,\n))  # done\n",
-            ("result = f(\n    1,\n)\nprint(result)  # done\n", "result"),
+            ("result = f(\n    1,\n)  # done\n", "result"),
         ),
         ("loss.backward()\n", ("loss.backward()\n", None)),
         ("print(x, y)\n", ("print(x, y)\n", None)),
@@ -191,11 +198,50 @@ def test_the_result_of_the_code(code: str, expected: tuple[str, str | None]) -> 
     assert take_result(code) == expected
 
 
-def test_crash_code_keeps_formatting_its_values_quietly() -> None:
-    """A crash may be raised while a value is printed (its repr): the print becomes str()."""
-    code = "x = torch.ones(2).to_sparse()\nprint(x)\nprint(x, x.sum(), sep='|')\nprint('done')\n"
-    assert quiet_value_prints(code) == (
-        "x = torch.ones(2).to_sparse()\nstr(x)\nstr(x), str(x.sum())\nstr('done')\n"
+def test_crash_code_drops_prints_but_keeps_calls_of_consequence() -> None:
+    """No print is left in a test; an argument that calls something that may raise stays."""
+    code = (
+        "x = torch.ones(2).to_sparse()\nprint(x)\nprint(x, x.sum(), sep='|')\nprint('done')\n"
+        "print(f(x))\nfor i in range(2):\n    print(i)\nx.shape\nx[3]\n"
+    )
+    assert drop_no_op_expressions(drop_prints(code)) == (
+        "x = torch.ones(2).to_sparse()\nf(x)\nfor i in range(2):\n    pass\nx[3]\n"
+    )
+
+
+def test_commented_out_output_goes_and_explanations_stay() -> None:
+    code = (
+        "# make the input\n"
+        "x = torch.ones(2)\n"
+        "print(x.sum())\n"
+        "# tensor([[0.1, 0.2],\n"
+        "#         [0.3, 0.4]])\n"
+        "# Output:\n"
+        "#   2.0\n"
+        "y = x  # tensor(2.)\n"
+        's = """\n# tensor(1.)\n"""\n'
+        "# RuntimeError: boom\n"
+    )
+    assert drop_output_comments(code) == (
+        "# make the input\nx = torch.ones(2)\nprint(x.sum())\ny = x  # tensor(2.)\n"
+        's = """\n# tensor(1.)\n"""\n'
+    )
+
+
+def test_the_repros_check_becomes_testcase_assertions() -> None:
+    check = (
+        "torch.testing.assert_close(a, b, atol=1e-08, rtol=1e-05, check_device=False)\n"
+        "torch.testing.assert_close(a, b, atol=1e-08)\n"
+        "assert a.shape == (2,), 'shape'\n"
+        "assert ok\n"
+        "if a.numel():\n    assert a is b\n"
+    )
+    assert as_assertions(check) == (
+        "self.assertEqual(a, b, atol=1e-08, rtol=1e-05)\n"
+        "torch.testing.assert_close(a, b, atol=1e-08)\n"  # assertEqual needs both tolerances
+        "self.assertEqual(a.shape, (2,), 'shape')\n"
+        "self.assertTrue(ok)\n"
+        "if a.numel():\n    self.assertIs(a, b)\n"
     )
 
 
@@ -223,10 +269,8 @@ def test_wrong_result_repro_uses_the_repros_check(tmp_path: Path) -> None:
     spec = repro_spec(read_repro(folder))
     text = new_file(spec, tmp_path)
     body = ast.unparse(method_of(text, spec.name))
-    assert (
-        "torch.testing.assert_close(actual, expected, atol=1e-08, rtol=1e-05, check_device=False)"
-        in body
-    )
+    # The repro's check, as the TestCase assertion a reviewer expects:
+    assert "self.assertEqual(actual, expected, atol=1e-08, rtol=1e-05)" in body
     assert "print(" not in body  # the printed comparison is now an assertion
     assert spec.only == "cpu" and "@onlyCPU" in text  # the code uses no device
 
@@ -514,3 +558,71 @@ def test_string_literals_are_quoted_as_ruff_format_quotes_them() -> None:
 @given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(), st.lists, max_leaves=8))
 def test_python_literals_read_back(value: object) -> None:
     assert ast.literal_eval(python_literal(value)) == value
+
+
+def _record(root: Path, stamp: str, cells: list[Cell]) -> None:
+    write_record(
+        root,
+        RunRecord(
+            id=f"2026010{stamp}T000000.000000Z-abc1234",
+            created="2026-01-01T00:00:00+00:00",
+            head="abc1234" * 5,
+            branch="fix",
+            dirty=False,
+            diff_hash="",
+            expect="not-reproduced",
+            devices=["cpu", "cuda"],
+            require=[],
+            interpreters=[],
+            cells=cells,
+            files={},
+            ok=False,
+            reason="",
+        ),
+    )
+
+
+def _cell(status: str, verdict: str | None, detail: str, device: str = "cpu") -> Cell:
+    return Cell("repros/issue-7/repro.py", "repro", device, 1, status, detail, verdict=verdict)
+
+
+def test_the_repros_latest_verdict_decides_whether_a_test_is_written(tmp_path: Path) -> None:
+    script = tmp_path / "repros" / "issue-7" / "repro.py"
+    assert recorded_verdicts(tmp_path, script) is None  # no record: the repro is run instead
+    _record(tmp_path, "1", [_cell("REPRODUCED", "REPRODUCED", "RuntimeError: boom")])
+    _record(tmp_path, "2", [_cell("NOT_REPRODUCED", "NOT_REPRODUCED", "completed on cpu")])
+    fixed = recorded_verdicts(tmp_path, script)
+    assert fixed is not None and fixed.reproduced_before == "20260101T000000.000000Z-abc1234"
+    assert "REPRODUCED in run record 20260101T" in judge(fixed, force=False).notes[0]
+    no_cuda = Verdicts(
+        [
+            ReproVerdict(
+                "CANNOT_RUN", "CUDA is not available here, and the issue's code needs it", "cpu"
+            ),
+            ReproVerdict("NOT_AVAILABLE", "no CUDA device", "cuda"),
+        ],
+        "repro.py, run just now",
+    )
+    assert judge(no_cuda, force=False).device == "cuda"
+    refused = {
+        "INCOMPLETE: fill in check()",
+        "different error: got ValueError: x; the issue reports RuntimeError: boom",
+        "error, and the issue gives no signature to compare: ValueError: x",
+    }
+    for detail in refused:
+        verdicts = Verdicts([ReproVerdict("CANNOT_RUN", detail, "cpu")], "run record R")
+        with pytest.raises(BadInput, match="did not reproduce the issue") as caught:
+            judge(verdicts, force=False)
+        assert "--force" in (caught.value.hint or "")
+        assert "written with --force" in judge(verdicts, force=True).notes[0]
+
+
+def test_a_repro_that_cannot_run_without_cuda_gives_an_only_cuda_test(tmp_path: Path) -> None:
+    folder = make_repro(tmp_path / "repros", 104, CUDA_COMPARE_CODE.replace(".cuda()", ""))
+    gate = judge(
+        Verdicts([ReproVerdict("NOT_AVAILABLE", "no CUDA device", "cuda")], "run record R"),
+        force=False,
+    )
+    spec = repro_spec(read_repro(folder), gate=gate)
+    assert spec.only == "cuda" and "@onlyCUDA" in spec.method
+    assert "lack of cuda" in spec.notes[0]

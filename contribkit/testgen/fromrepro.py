@@ -21,15 +21,20 @@ from contribkit.testgen.pyedit import ImportSpec, block_at_column_zero, indent_b
 from contribkit.testgen.rewrite import (
     draws_random,
     drop_no_ops,
-    drop_value_prints,
     eager_compiled_pairs,
     hoist_imports,
-    quiet_value_prints,
     rewrite_cuda,
     take_result,
     unwrap_main,
 )
 from contribkit.testgen.specs import TORCH, TREE_MAP, MethodSpec, decorator_imports, file_imports
+from contribkit.testgen.tidy import (
+    as_assertions,
+    drop_no_op_expressions,
+    drop_output_comments,
+    drop_prints,
+)
+from contribkit.testgen.verdict import Gate
 
 CODE_START = "# ---- the issue's code ("
 CODE_END = "# ---- end of the issue's code ----"
@@ -160,10 +165,14 @@ def _signature_checks(parts: dict[str, str]) -> dict[str, Any]:
     }
 
 
-def repro_spec(src: ReproSource, name: str | None = None, generic: bool = True) -> MethodSpec:
+def repro_spec(
+    src: ReproSource, name: str | None = None, generic: bool = True, gate: Gate | None = None
+) -> MethodSpec:
     """A regression test from a repro: the issue's code on `device`, then the repro's check, or
-    (for a crash) a failure naming the issue while the issue's error is raised."""
+    (for a crash) a failure naming the issue while the issue's error is raised. ``gate``: what
+    the repro's verdict allows (a device the test is restricted to, notes)."""
     meta = src.meta
+    gate = gate or Gate()
     number = meta.get("number") if isinstance(meta.get("number"), int) else None
     ref = (
         (f"{meta['repo']}#{number}" if meta.get("repo") else f"#{number}")
@@ -171,10 +180,14 @@ def repro_spec(src: ReproSource, name: str | None = None, generic: bool = True) 
         else src.dir.name
     )
     dynamo = bool(meta.get("uses_compile"))
-    requires_cuda = bool(meta.get("requires_cuda"))
+    requires_cuda = bool(meta.get("requires_cuda")) or gate.device == "cuda"
     code, hoisted, uses_device, notes = _test_code(src, dynamo, requires_cuda)
     signature = meta.get("signature_parts") if src.check is None else None
-    check = indent_block(rename(src.check, "DEVICE", "device"), "    ") if src.check else None
+    check = (
+        indent_block(as_assertions(rename(src.check, "DEVICE", "device")), "    ")
+        if src.check
+        else None
+    )
     code = drop_no_ops(code)
     decorators, only, preamble, device_imports = _device_setup(generic, requires_cuda, uses_device)
     if only == "cpu" and not uses_device:
@@ -187,7 +200,7 @@ def repro_spec(src: ReproSource, name: str | None = None, generic: bool = True) 
         device_imports = [*device_imports, *check_imports]
         checks = f"Fails while the code raises the issue's {signature['exc_type']}{what}."
     else:
-        code = drop_value_prints(code)
+        code = drop_no_op_expressions(drop_prints(code))
         comparison = meta.get("comparison") or {}
         checks = "Fails while the repro's check fails"
         if comparison.get("actual") and comparison.get("expected"):
@@ -229,7 +242,7 @@ def repro_spec(src: ReproSource, name: str | None = None, generic: bool = True) 
         area=area,
         area_reason=reason,
         thing=thing,
-        notes=[*src.notes, *notes],
+        notes=[*gate.notes, *src.notes, *notes],
     )
 
 
@@ -243,7 +256,7 @@ def _crash_check(
     docstring's words for the check."""
     pairs = eager_compiled_pairs(code) if dynamo else []
     code, result = take_result(code)
-    code = quiet_value_prints(code)
+    code = drop_no_op_expressions(drop_prints(code))
     context: dict[str, Any] = {
         "eager_vs_compiled": pairs,
         "result": result or "",
@@ -281,6 +294,7 @@ def _test_code(
             f"the issue's code in {src.dir / 'repro.py'} does not parse (line {exc.lineno} of the code: {exc.msg})",
             hint="fix it in repro.py first",
         ) from exc
+    code = drop_output_comments(code)
     if requires_cuda:
         code = rewrite_cuda(code)
     tree = ast.parse(code)

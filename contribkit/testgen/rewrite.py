@@ -14,34 +14,9 @@ from collections.abc import Callable
 from contribkit.core.astnames import source_lines
 from contribkit.repro.codefacts import Edit, analyse, apply_edits, import_aliases, qualified
 from contribkit.testgen.pyedit import ImportSpec, dedent_lines, imports_of
+from contribkit.testgen.tidy import call_name
 
 _CUDA_LITERAL = re.compile(r"^cuda(:\d+)?$")
-# Calls a top-level print() of a regression test may contain and still be dropped (no side
-# effects).
-_VALUE_CALLS = {
-    "torch.allclose",
-    "torch.equal",
-    "torch.isclose",
-    "abs",
-    "max",
-    "min",
-    "sum",
-    "mean",
-    "item",
-    "cpu",
-    "norm",
-    "tolist",
-    "all",
-    "any",
-    "len",
-    "str",
-    "repr",
-    "float",
-    "int",
-    "type",
-    "size",
-    "dim",
-}
 # A last expression statement calling one of these has no result worth checking.
 _NO_RESULT_CALLS = {"backward", "synchronize", "step", "zero_grad", "print"}
 # Calls that draw random numbers: factories that draw on the CPU unless given ``device=``
@@ -174,15 +149,6 @@ def hoist_imports(
     return _delete_lines(code, spans), hoisted, notes
 
 
-def _call_name(node: ast.Call) -> str:
-    func = node.func
-    if isinstance(func, ast.Attribute):
-        if isinstance(func.value, ast.Name) and func.value.id == "torch":
-            return f"torch.{func.attr}"
-        return func.attr
-    return func.id if isinstance(func, ast.Name) else ""
-
-
 def _drop_statements(code: str, drop: Callable[[ast.stmt], bool]) -> str:
     """``code`` without its top-level statements that ``drop`` picks and that own their lines."""
     tree = ast.parse(code)
@@ -190,41 +156,6 @@ def _drop_statements(code: str, drop: Callable[[ast.stmt], bool]) -> str:
         _line_span(node) for node in tree.body if drop(node) and _alone_on_lines(node, tree.body)
     ]
     return _delete_lines(code, spans)
-
-
-def _is_value_print(node: ast.stmt) -> bool:
-    return (
-        isinstance(node, ast.Expr)
-        and isinstance(node.value, ast.Call)
-        and _call_name(node.value) == "print"
-        and all(
-            _call_name(call) in _VALUE_CALLS
-            for arg in [*node.value.args, *(kw.value for kw in node.value.keywords)]
-            for call in ast.walk(arg)
-            if isinstance(call, ast.Call)
-        )
-    )
-
-
-def drop_value_prints(code: str) -> str:
-    """Drop top-level ``print(...)`` of values and comparisons: the test asserts instead."""
-    return _drop_statements(code, _is_value_print)
-
-
-def quiet_value_prints(code: str) -> str:
-    """Turn top-level ``print(a, b)`` of values into ``str(a), str(b)``: no output, but the
-    values are still formatted, which is where a crash issue's error is often raised."""
-    tree = ast.parse(code)
-    edits = []
-    for node in tree.body:
-        if not (_is_value_print(node) and _alone_on_lines(node, tree.body)):
-            continue
-        assert isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
-        args = [ast.get_source_segment(code, a) or ast.unparse(a) for a in node.value.args]
-        after = ", ".join(f"str({a})" for a in args) if args else "pass"
-        end = (node.end_lineno or node.lineno, node.end_col_offset or 0)
-        edits.append(Edit(node.lineno, node.col_offset, *end, "", after))
-    return apply_edits(code, edits)
 
 
 def eager_compiled_pairs(code: str) -> list[tuple[str, str]]:
@@ -279,7 +210,7 @@ def drop_no_ops(code: str) -> str:
 def take_result(code: str) -> tuple[str, str | None]:
     """The name that holds the code's result: the one name its last statement assigns; or its
     last expression, or the one value its last ``print`` shows, assigned to a new name (the
-    ``print`` stays, of that name: printing may be what raises)."""
+    ``print`` goes: the test checks the value instead)."""
     tree = ast.parse(code)
     last = tree.body[-1] if tree.body else None
     if isinstance(last, ast.Assign) and len(last.targets) == 1:
@@ -292,7 +223,7 @@ def take_result(code: str) -> tuple[str, str | None]:
     value = last.value
     printed = (
         isinstance(value, ast.Call)
-        and _call_name(value) == "print"
+        and call_name(value) == "print"
         and len(value.args) == 1
         and not value.keywords
         and not isinstance(value.args[0], ast.Starred)
@@ -301,16 +232,16 @@ def take_result(code: str) -> tuple[str, str | None]:
         assert isinstance(value, ast.Call)
         value = value.args[0]
     if isinstance(value, (ast.Constant, ast.JoinedStr, ast.Await, ast.Yield, ast.YieldFrom)) or (
-        isinstance(value, ast.Call) and _call_name(value) in _NO_RESULT_CALLS
+        isinstance(value, ast.Call) and call_name(value) in _NO_RESULT_CALLS
     ):
         return code, None
-    if isinstance(value, ast.Name):  # a bare name is a no-op line: dropped (a print stays)
-        return (code if printed else _delete_lines(code, [_line_span(last)])), value.id
+    if isinstance(value, ast.Name):  # a bare name, or a print of one: the line goes
+        return _delete_lines(code, [_line_span(last)]), value.id
     taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     name = next(n for n in ("result", *(f"result{i}" for i in range(2, 1000))) if n not in taken)
     segment = ast.get_source_segment(code, value) or ast.unparse(value)
     end = (last.end_lineno or last.lineno, last.end_col_offset or 0)
-    after = f"{name} = {segment}" + (f"\nprint({name})" if printed else "")
+    after = f"{name} = {segment}"
     edit = Edit(last.lineno, last.col_offset, *end, "", after)
     return apply_edits(code, [edit]), name
 

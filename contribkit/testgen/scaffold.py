@@ -30,6 +30,7 @@ from contribkit.testgen.specs import (
     skeleton_spec,
     target_request,
 )
+from contribkit.testgen.verdict import judge, recorded_verdicts, run_verdicts
 
 
 @dataclass
@@ -114,7 +115,13 @@ def _builder(
         return partial(module_spec, result, init_args, test_name)
     if request.from_repro:
         folder = resolve_repro_dir(request.from_repro, base / ws.settings.text("repros_dir"))
-        return partial(repro_spec, read_repro(folder), test_name)
+        source = read_repro(folder)
+        script = folder / "repro.py"
+        verdicts = recorded_verdicts(ws.root, script) if ws.root is not None else None
+        if verdicts is None:
+            verdicts = run_verdicts(ws.python(), script, ws.settings.names("scrub_env"))
+        gate = judge(verdicts, request.force)
+        return partial(repro_spec, source, test_name, gate=gate)
     assert test_name is not None
     return partial(skeleton_spec, test_name, area or "tests")
 

@@ -1,0 +1,225 @@
+"""Tidying an issue's code into a test body a reviewer accepts: no ``print``, no statement that
+does nothing, no commented-out output, and the repro's check as ``self.assert…`` calls.
+
+Line-based, on ``ast`` positions: a statement is changed only when it has its lines to itself.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from collections.abc import Callable, Iterator
+
+from contribkit.core.astnames import source_lines
+from contribkit.testgen.pyedit import string_continuation_lines
+
+# Calls whose only effect is their value (a print of them can go whole).
+VALUE_CALLS = {
+    "torch.allclose",
+    "torch.equal",
+    "torch.isclose",
+    "abs",
+    "max",
+    "min",
+    "sum",
+    "mean",
+    "item",
+    "cpu",
+    "norm",
+    "tolist",
+    "all",
+    "any",
+    "len",
+    "str",
+    "repr",
+    "float",
+    "int",
+    "type",
+    "size",
+    "dim",
+    "format",
+}
+# A comment line that shows output rather than explains: a tensor or array, a list of numbers, a
+# traceback or error line, "Output:", a prompt, a bare value.
+_OUTPUT = re.compile(
+    r"^#+\s*(?:tensor\(|Tensor\(|array\(|torch\.Size\(|Parameter containing|\[+\s*[-+]?[\d.]"
+    r"|[-+]?\d+(?:\.\d*)?(?:e[-+]?\d+)?\s*[,)\]]*\s*$|Traceback|File \"|[\w.]*(?:Error|Exception)\b"
+    r"|(?:Output|Outputs|Result|Results|Prints?|Out)\s*(?:\[\d*\])?\s*:|>>>"
+    r"|(?:True|False|nan|inf|None)\s*$|grad_fn=|device=)",
+    re.IGNORECASE,
+)
+
+
+def call_name(node: ast.Call) -> str:
+    func = node.func
+    if isinstance(func, ast.Attribute):
+        if isinstance(func.value, ast.Name) and func.value.id == "torch":
+            return f"torch.{func.attr}"
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else ""
+
+
+def _blocks(tree: ast.AST) -> Iterator[list[ast.stmt]]:
+    for node in ast.walk(tree):
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(node, name, None)
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                yield block
+
+
+def _owns_lines(node: ast.stmt, lines: list[str]) -> bool:
+    """Nothing but whitespace (and a trailing comment) shares the statement's lines."""
+    end = node.end_lineno or node.lineno
+    before = lines[node.lineno - 1].encode("utf-8")[: node.col_offset]
+    after = lines[end - 1].encode("utf-8")[node.end_col_offset or 0 :]
+    return not before.strip() and not after.split(b"#", 1)[0].strip()
+
+
+def replace_statements(code: str, pick: Callable[[ast.stmt], list[str] | None]) -> str:
+    """``code`` with each statement that owns its lines and for which ``pick`` gives lines
+    replaced by them (none: deleted; a block left empty gets ``pass``)."""
+    tree = ast.parse(code)
+    lines = source_lines(code)
+    changes: dict[int, tuple[int, list[str]]] = {}
+    for block in _blocks(tree):
+        picked = [(node, pick(node)) for node in block if _owns_lines(node, lines)]
+        chosen = [(node, new) for node, new in picked if new is not None]
+        if not chosen:
+            continue
+        emptied = len(chosen) == len(block) and not any(new for _, new in chosen)
+        for index, (node, new) in enumerate(chosen):
+            indent = lines[node.lineno - 1][: node.col_offset]
+            text = ["pass"] if emptied and index == 0 else new or []
+            changes[node.lineno] = (node.end_lineno or node.lineno, [indent + t for t in text])
+    if not changes:
+        return code
+    out: list[str] = []
+    number = 1
+    while number <= len(lines):
+        if number in changes:
+            last, new = changes[number]
+            out.extend(line + "\n" for line in new)
+            number = last + 1
+            continue
+        out.append(lines[number - 1])
+        number += 1
+    return "".join(out)
+
+
+def _effects(node: ast.AST) -> bool:
+    """The expression may do something beyond giving a value (a call of consequence, an index
+    that may raise, an await)."""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call) and call_name(sub) not in VALUE_CALLS:
+            return True
+        if isinstance(sub, (ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr, ast.Subscript)):
+            return True
+    return False
+
+
+def _print_replacement(code: str) -> Callable[[ast.stmt], list[str] | None]:
+    def pick(node: ast.stmt) -> list[str] | None:
+        if not (
+            isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Call)
+            and call_name(node.value) == "print"
+        ):
+            return None
+        kept = [a for a in node.value.args if not isinstance(a, ast.Starred) and _effects(a)]
+        return [ast.get_source_segment(code, a) or ast.unparse(a) for a in kept]
+
+    return pick
+
+
+def drop_prints(code: str) -> str:
+    """Every ``print(...)`` statement goes; an argument that calls something of consequence
+    stays as a statement of its own (the call may be what raises)."""
+    return replace_statements(code, _print_replacement(code))
+
+
+def drop_no_op_expressions(code: str) -> str:
+    """Expression statements that do nothing (a bare name, attribute, constant or comparison
+    without calls) go."""
+
+    def pick(node: ast.stmt) -> list[str] | None:
+        return [] if isinstance(node, ast.Expr) and not _effects(node.value) else None
+
+    return replace_statements(code, pick)
+
+
+def drop_output_comments(code: str) -> str:
+    """Runs of whole-line comments that show output (tensors, numbers, tracebacks, "Output:")
+    go; comments that explain stay."""
+    keep = string_continuation_lines(code)
+    comment_lines: set[int] = set()
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(code).readline):
+            if token.type == tokenize.COMMENT and not token.line[: token.start[1]].strip():
+                comment_lines.add(token.start[0])
+    except (tokenize.TokenError, SyntaxError):
+        return code
+    lines = source_lines(code)
+    drop: set[int] = set()
+    run: list[int] = []
+    for number in [*range(1, len(lines) + 1), 0]:
+        if number in comment_lines and number not in keep:
+            run.append(number)
+            continue
+        if any(_OUTPUT.match(lines[n - 1].strip()) for n in run):
+            drop.update(run)
+        run = []
+    return "".join(line for n, line in enumerate(lines, 1) if n not in drop)
+
+
+_RENAMED = {"check_dtype": "exact_dtype"}
+
+
+def _assertion(code: str, node: ast.stmt) -> list[str] | None:
+    """One check statement as a ``self.assert…`` call, or None to keep it."""
+
+    def seg(expr: ast.AST) -> str:
+        return ast.get_source_segment(code, expr) or ast.unparse(expr)
+
+    if isinstance(node, ast.Assert):
+        message = [seg(node.msg)] if node.msg else []
+        test = node.test
+        if (
+            isinstance(test, ast.Compare)
+            and len(test.ops) == 1
+            and isinstance(test.ops[0], (ast.Eq, ast.Is))
+        ):
+            how = "assertEqual" if isinstance(test.ops[0], ast.Eq) else "assertIs"
+            args = [seg(test.left), seg(test.comparators[0]), *message]
+        else:
+            how, args = "assertTrue", [seg(test), *message]
+        return [f"self.{how}({', '.join(args)})"]
+    if not (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Call)
+        and call_name(node.value) == "assert_close"
+        and len(node.value.args) == 2
+    ):
+        return None
+    call = node.value
+    keywords = {k.arg: seg(k.value) for k in call.keywords if k.arg}
+    if len(keywords) != len(call.keywords) or ("atol" in keywords) != ("rtol" in keywords):
+        return None  # assertEqual takes atol and rtol together
+    if keywords.get("check_device") not in (None, "False") or not set(keywords) <= {
+        "atol",
+        "rtol",
+        "check_device",
+        "check_dtype",
+    }:
+        return None
+    args = [seg(a) for a in call.args]
+    # check_device=False is assertEqual's default (exact_device=False): left out.
+    args += [f"{_RENAMED.get(k, k)}={v}" for k, v in keywords.items() if k != "check_device"]
+    return [f"self.assertEqual({', '.join(args)})"]
+
+
+def as_assertions(code: str) -> str:
+    """The repro's check with its ``assert`` statements and ``torch.testing.assert_close`` calls
+    as TestCase assertions (``self.assertEqual`` compares tensors as ``assert_close`` does)."""
+    return replace_statements(code, lambda node: _assertion(code, node))
