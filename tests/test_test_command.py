@@ -132,7 +132,8 @@ def test_generated_files_run_green_with_python_and_pytest(fork: Path, run_cli: R
     # Commands that write one file run in turn (a file is read, then written); files side by side.
     groups = {
         "test/test_torch.py": [
-            ["--op", "index_add"],  # no family: PyTorch's general tensor tests; created here
+            # no family: PyTorch's general tensor tests; created here
+            ["--op", "index_add", "--check", "result.shape == sample.input.shape"],
             ["--from-repro", str(repros / "issue-104")],  # no area label; inserted
             ["--from-repro", "105"],  # seeded: the CPU run draws the same numbers
         ],
@@ -164,7 +165,11 @@ def test_generated_files_run_green_with_python_and_pytest(fork: Path, run_cli: R
     )
     assert torch_file[0]["action"] == "create" and torch_file[0]["class"] == "TestTorchDeviceType"
     assert torch_file[0]["dtypes"]["cpu"][:2] == ["float32", "float64"]
-    assert "test_index_add_matches_cpu_cpu_float32" in torch_file[0]["variants"]["cpu"]
+    assert (
+        "test_index_add_property_gradients_index_add_cpu_float32"
+        in torch_file[0]["variants"]["cpu"]
+    )
+    assert any("TestCommon.test_compare_cpu already compares" in n for n in torch_file[0]["notes"])
     assert (torch_file[0]["owner"], scatter["owner"]) == (
         "module: tests",
         "module: scatter & gather ops",
@@ -281,7 +286,8 @@ def test_into_a_large_file_changes_no_other_byte(fork: Path, run_cli: RunCli) ->
     )
     assert preview.returncode == 0, preview.stderr
     assert preview.stdout.startswith("--- a/test/test_large.py\n+++ b/test/test_large.py\n")
-    assert "+    def test_index_add_matches_cpu(self, device, dtype):" in preview.stdout
+    # index_add's OpInfo has no reference: the @ops test checks its gradients.
+    assert "+    def test_index_add_gradients(self, device, dtype, op):" in preview.stdout
     assert target.read_bytes() == original.encode()  # --dry-run wrote nothing
     shown = run_cli(
         "test", "--op", "index_add", "--into", "test/test_large.py::TestGroup7", "--stdout"
@@ -291,23 +297,28 @@ def test_into_a_large_file_changes_no_other_byte(fork: Path, run_cli: RunCli) ->
     made = ck(run_cli, "--op", "index_add", "--into", "test/test_large.py::TestGroup7")
     assert made["action"] == "insert" and made["class"] == "TestGroup7"
     assert made["imports_added"] == [
-        "from torch.testing._internal.common_device_type import dtypesIfCUDA",
+        "from torch.testing._internal.common_device_type import ops",
         "from torch.testing._internal.common_methods_invocations import op_db",
+        "from torch.testing._internal.common_utils import gradcheck",
     ]
     after_op = target.read_bytes().decode()
     assert after_op.replace("\r\n", "\n") == shown.stdout  # (read back in text mode)
-    added = inserted_lines(original, after_op)
-    assert "    def test_index_add_matches_cpu(self, device, dtype):\n" in added
+    removed, added = edited_lines(original, after_op)
+    # `ops` joins the multi-line common_device_type import as a line of its own; the one-line
+    # common_utils import is the one line rewritten.
+    assert removed == ["from torch.testing._internal.common_utils import run_tests, TestCase\n"]
+    assert "    ops,\n" in added
+    assert "    def test_index_add_gradients(self, device, dtype, op):\n" in added
     # A non-generic class gets a test without `device`, skipped without CUDA only when needed.
     made = ck(run_cli, "--from-repro", "101", "--into", "test/test_large.py::TestPlain")
     assert made["device_generic"] is False
     final = target.read_bytes().decode()
     assert target.stat().st_mode & 0o777 == 0o755
-    inserted_lines(original, final)
+    assert edited_lines(original, final)[0] == removed
     inserted_lines(after_op, final)
-    proc = run_file(target, "-k", "test_index_add_matches_cpu", "-k", "test_issue_101", "-v")
+    proc = run_file(target, "-k", "test_index_add_gradients", "-k", "test_issue_101", "-v")
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "test_index_add_matches_cpu_cpu_float32 (__main__.TestGroup7CPU" in proc.stderr
+    assert "test_index_add_gradients_index_add_cpu_float64 (__main__.TestGroup7CPU" in proc.stderr
     assert "test_issue_101_pick_rows_crashes_on_cuda (__main__.TestPlain" in proc.stderr
 
 

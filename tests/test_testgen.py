@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -37,8 +38,10 @@ from contribkit.testgen.rewrite import (
 from contribkit.testgen.specs import (
     MethodSpec,
     check_dotted,
+    check_expression,
     check_init,
     file_imports,
+    op_spec,
     skeleton_spec,
 )
 from contribkit.testgen.tidy import (
@@ -626,3 +629,46 @@ def test_a_repro_that_cannot_run_without_cuda_gives_an_only_cuda_test(tmp_path: 
     spec = repro_spec(read_repro(folder), gate=gate)
     assert spec.only == "cuda" and "@onlyCUDA" in spec.method
     assert "lack of cuda" in spec.notes[0]
+
+
+def _probed_op(**checks: bool) -> dict[str, Any]:
+    return {
+        "query": "exp",
+        "op": {
+            "name": "exp",
+            "variant": "",
+            "variants": [""],
+            "alias": None,
+            "info_class": "UnaryUfuncInfo",
+            "supported": {"cpu": ["float32", "float64"], "cuda": ["float32", "float64"]},
+            "chosen": {"cpu": ["float32", "float64"], "cuda": ["float32", "float64"]},
+            "cpu_failures": {},
+            "checks": {"check": False, "ref": False, "grad": False, **checks},
+            "checks_left_out": {},
+            "formatted_name": "exp",
+        },
+    }
+
+
+def test_an_op_with_an_opinfo_gets_an_ops_test_that_checks_what_test_ops_does_not() -> None:
+    spec = op_spec(_probed_op(check=True, ref=True), check="result.isfinite().all()")
+    assert spec.method.startswith(
+        '@ops(\n    [op for op in op_db if op.name == "exp" and op.variant_test_name == ""],\n'
+        "    allowed_dtypes=(torch.float32, torch.float64),\n)\n"
+        "def test_exp_property_reference(self, device, dtype, op):\n"
+    )
+    assert "self.assertTrue(result.isfinite().all()," in spec.method
+    assert "self.compare_with_reference(op, op.ref, sample)" in spec.method
+    assert "cpu" not in spec.method.split('"""')[-1]  # no comparison with CPU in the test
+    assert spec.variants()["cpu"] == [
+        "test_exp_property_reference_exp_cpu_float32",
+        "test_exp_property_reference_exp_cpu_float64",
+    ]
+    assert any("TestCommon.test_compare_cpu already compares exp" in n for n in spec.notes)
+    grads = op_spec(_probed_op(grad=True))
+    assert "gradcheck(lambda x, s=sample:" in grads.method and grads.name == "test_exp_gradients"
+    with pytest.raises(BadInput, match="no reference and no gradients") as caught:
+        op_spec(_probed_op())
+    assert "--check EXPR" in (caught.value.hint or "")
+    with pytest.raises(BadInput, match="not a Python expression"):
+        check_expression("result ==")

@@ -23,6 +23,7 @@ from contribkit.testgen.fromrepro import read_repro, repro_spec, resolve_repro_d
 from contribkit.testgen.specs import (
     MethodSpec,
     check_dotted,
+    check_expression,
     check_init,
     module_spec,
     op_spec,
@@ -40,6 +41,7 @@ class ScaffoldRequest:
     op: str | None = None
     module: str | None = None
     init: str | None = None
+    check: str | None = None
     from_repro: str | None = None
     name: str | None = None
     area: str | None = None
@@ -84,6 +86,10 @@ def _check_options(request: ScaffoldRequest) -> None:
             "nothing to test: give --op, --module, --from-repro, or --name for a skeleton",
             "e.g. contribkit test --op index_add",
         )
+    if request.check is not None and not request.op:
+        raise BadInput(
+            "--check goes with --op", "e.g. --op index_add --check 'result.isfinite().all()'"
+        )
     if request.init is not None and not request.module:
         raise BadInput(
             "--init goes with --module", "e.g. --module torch.nn.Unfold --init 'kernel_size=2'"
@@ -104,9 +110,10 @@ def _builder(
 ) -> Callable[[bool], MethodSpec]:
     """The test, as a function of whether the class it goes into is device-generic."""
     if request.op:
-        probe = target_request("op", check_dotted(request.op, "--op"))
+        check = check_expression(request.check) if request.check else None
+        probe = target_request("op", check_dotted(request.op, "--op"), check=check)
         result = probe_target(ws.python(), probe, ws.settings)
-        return partial(op_spec, result, test_name)
+        return partial(op_spec, result, test_name, check=check)
     if request.module:
         init_args = check_init(request.init) if request.init else None
         qualname = check_dotted(request.module, "--module")

@@ -83,6 +83,8 @@ class MethodSpec:
     area_reason: str
     thing: str  # the file name's topic: test/<folder>/test_<thing>.py
     notes: list[str] = field(default_factory=list)
+    # @ops/@modules put the op's or module's name between the test's and the device's.
+    infix: str = ""
 
     def variants(self) -> dict[str, list[str]]:
         """The test names instantiate_device_type_tests creates, per device type."""
@@ -91,10 +93,11 @@ class MethodSpec:
             if self.only and self.only != device:
                 continue
             dtypes = self.dtypes.get(device, [])
+            stem = f"{self.name}_{self.infix}" if self.infix else self.name
             out[device] = (
-                [f"{self.name}_{device}_{d}" for d in dtypes]
+                [f"{stem}_{device}_{d}" for d in dtypes]
                 if self.dtypes.get("cpu") or self.dtypes.get("cuda")
-                else [f"{self.name}_{device}"]
+                else [f"{stem}_{device}"]
             )
         return out
 
@@ -102,11 +105,14 @@ class MethodSpec:
 # -- probing the target torch -------------------------------------------------------------
 
 
-def target_request(kind: str, name: str, init: str | None = None) -> dict[str, Any]:
+def target_request(
+    kind: str, name: str, init: str | None = None, check: str | None = None
+) -> dict[str, Any]:
     return {
         "kind": kind,
         "name": name,
         "init": init,
+        "check": check,
         "dtype_groups": DTYPE_GROUPS,
         "default_dtypes": DEFAULT_DTYPES,
         "shapes": PROBE_SHAPES,
@@ -266,14 +272,19 @@ def dtype_test(
 # -- --op ---------------------------------------------------------------------------------
 
 
-def op_spec(result: dict[str, Any], name: str | None = None, generic: bool = True) -> MethodSpec:
-    """A test that runs the op on `device` and on CPU copies of its OpInfo sample inputs."""
+def op_spec(
+    result: dict[str, Any],
+    name: str | None = None,
+    generic: bool = True,
+    check: str | None = None,
+) -> MethodSpec:
+    """An ``@ops`` test for an op with an OpInfo; else a test that calls the function."""
     _probe_failed(result)
     notes = []
     if "opdb_error" in result:
         notes.append(f"op_db is not importable here ({result['opdb_error']}): no OpInfo used")
     if "op" in result:
-        return _opinfo_spec(result["op"], result["query"], name, generic, notes)
+        return _opinfo_spec(result["op"], result["query"], name, generic, notes, check)
     if "function" in result:
         return _function_spec(result["function"], name, generic, notes)
     suggestions = result.get("suggestions") or []
@@ -285,19 +296,50 @@ def op_spec(result: dict[str, Any], name: str | None = None, generic: bool = Tru
     )
 
 
+# The generic suites that already compare every OpInfo/ModuleInfo across devices.
+COMPARE_CPU = "test_ops.py's TestCommon.test_compare_cpu"
+CHECK_WORDS = {"check": "property", "ref": "reference", "grad": "gradients"}
+
+
 def _opinfo_spec(
-    op: dict[str, Any], query: str, name: str | None, generic: bool, notes: list[str]
+    op: dict[str, Any],
+    query: str,
+    name: str | None,
+    generic: bool,
+    notes: list[str],
+    check: str | None,
 ) -> MethodSpec:
+    """An ``@ops`` test over the op's OpInfo sample inputs that checks what the generic suites
+    do not: the --check property, the OpInfo's reference, gradients (gradcheck in float64)."""
     full = op["name"] + (f".{op['variant']}" if op["variant"] else "")
+    checks = {k: v for k, v in op["checks"].items() if v}
     cpu, cuda = op["chosen"]["cpu"], op["chosen"]["cuda"]
+    if not checks:
+        raise BadInput(
+            f"{full} has an OpInfo with no reference and no gradients: {COMPARE_CPU} and "
+            "TestCommon already run it on every device and dtype",
+            hint="name the property to test: --check EXPR (over result, sample, op); or add a "
+            "sample_inputs case to its OpInfo",
+        )
     if not cpu and not cuda:
         failures = "; ".join(f"{d}: {why}" for d, why in op["cpu_failures"].items())
         raise BadInput(
-            f"no dtype of {full} passes the CPU comparison ({failures or 'no supported dtypes'})",
-            hint="write the test from a skeleton: contribkit test --name NAME --area AREA",
+            f"the checks of {full} fail on CPU for every dtype ({failures or 'no supported dtypes'})",
+            hint="check --check EXPR, or write the test from a skeleton: --name NAME --area AREA",
         )
     _need_generic(generic, "an operator")
-    notes.extend(left_out(op["cpu_failures"]))
+    # One dtype list for every device (@ops takes one): the dtypes checked on CPU, where the
+    # probe ran them; a device runs those it supports.
+    if cpu:
+        cuda = [d for d in cpu if d in op["supported"]["cuda"]]
+    notes.extend(f"left out {d}: {why}" for d, why in op["cpu_failures"].items())
+    notes.extend(f"no {CHECK_WORDS[k]} check: {why}" for k, why in op["checks_left_out"].items())
+    notes.append(
+        f"{COMPARE_CPU} already compares {full} on each device with CPU: for a device "
+        f"mismatch, add the failing input to its OpInfo's sample_inputs function, or a "
+        f"DecorateInfo(unittest.expectedFailure, 'TestCommon', 'test_compare_cpu', ...) entry "
+        "to its skips, rather than a new comparison"
+    )
     if op["alias"]:
         notes.append(f"{query} is an alias of {op['name']}")
     others = [v for v in op["variants"] if v != op["variant"]]
@@ -306,26 +348,54 @@ def _opinfo_spec(
             "other variants: "
             + ", ".join(f"--op {op['name']}.{v}" if v else f"--op {op['name']}" for v in others)
         )
-    if op["compare"] == "metadata":
-        notes.append(f"values are not compared across devices: {op['why_metadata']}")
-    if not cpu:
-        notes.append("CUDA only: no dtype passes on CPU")
     thing = slug(full.replace(".", "_"), limit=60)
-    imports = [ImportSpec("torch.testing._internal.common_methods_invocations", "op_db")]
-    return dtype_test(
-        "op",
-        name or cpu_comparison_name(thing),
-        cpu,
-        cuda,
-        [*imports, *([TREE_MAP] if op["compare"] == "metadata" else [])],
-        (*op_area(op["name"], op["info_class"]), thing),
-        notes,
+    words = "_".join(CHECK_WORDS[k] for k in ("check", "ref", "grad") if k in checks)
+    dtypes = cpu or cuda
+    names = ", ".join(f"torch.{d}" for d in dtypes) + ("," if len(dtypes) == 1 else "")
+    allowed = (
+        f"allowed_dtypes=({names}),"
+        if len(names) + 28 <= LINE_LIMIT
+        else "allowed_dtypes=(\n" + "".join(f"        torch.{d},\n" for d in dtypes) + "    ),"
+    )
+    variant = f'"{op["variant"]}"'
+    decorator = (
+        f'ops(\n    [op for op in op_db if op.name == "{op["name"]}" and op.variant_test_name == '
+        f"{variant}],\n    {allowed}\n)"
+    )
+    imports = [
+        TORCH,
+        ImportSpec("torch.testing._internal.common_methods_invocations", "op_db"),
+        ImportSpec(DEVICE_TYPE, "ops"),
+        *([ImportSpec(COMMON_UTILS, "gradcheck")] if "grad" in checks else []),
+    ]
+    test = name or f"test_{thing}_{words}"
+    method = render(
+        "test_method.py.j2",
         kind="op",
+        decorators=[decorator],
+        name=test,
+        params="self, device, dtype, op",
         qualname=full,
-        op_name=op["name"],
-        variant=op["variant"],
-        compare=op["compare"],
-        why_metadata=op["why_metadata"] or "",
+        check=check or "",
+        ref="ref" in checks,
+        grad="grad" in checks,
+        what=", ".join(CHECK_WORDS[k] for k in ("check", "ref", "grad") if k in checks),
+    )
+    area, reason = op_area(op["name"], op["info_class"])
+    return MethodSpec(
+        source="op",
+        name=test,
+        method=method,
+        imports=imports,
+        generic=True,
+        dtypes={"cpu": cpu, "cuda": cuda},
+        only=None if cpu else "cuda",
+        dynamo=False,
+        area=area,
+        area_reason=reason,
+        thing=thing,
+        notes=notes,
+        infix=op["formatted_name"],
     )
 
 
@@ -474,6 +544,21 @@ def check_init(init: str) -> str:
             f"--init '{init}' is not a list of call arguments", hint="e.g. --init 'kernel_size=2'"
         )
     return init.strip()
+
+
+def check_expression(expr: str) -> str:
+    """``--check`` must be one Python expression (it is written into the test, and run by the
+    probe on CPU) over ``result``, ``sample`` and ``op``."""
+    try:
+        ast.parse(expr, mode="eval")
+    except SyntaxError as exc:
+        raise BadInput(
+            f"--check '{expr}' is not a Python expression ({exc.msg})",
+            hint="e.g. --check 'result.isfinite().all()' (names: result, sample, op, torch)",
+        ) from exc
+    if len(expr.splitlines()) > 1:
+        raise BadInput(f"--check '{expr}' spans lines", hint="give one expression on one line")
+    return expr.strip()
 
 
 def check_dotted(name: str, option: str) -> str:

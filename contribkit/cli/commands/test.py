@@ -23,6 +23,13 @@ from contribkit.core.errors import warn
     "(default: its required arguments, filled in by name).",
 )
 @click.option(
+    "--check",
+    "check",
+    metavar="EXPR",
+    help="With --op: the property each OpInfo sample's result must have, e.g. "
+    "'result.isfinite().all()' (names: result, sample, op, torch).",
+)
+@click.option(
     "--from-repro",
     "from_repro",
     metavar="DIR|N",
@@ -65,6 +72,7 @@ def test(
     op: str | None,
     module: str | None,
     init: str | None,
+    check: str | None,
     from_repro: str | None,
     name: str | None,
     area: str | None,
@@ -89,6 +97,7 @@ def test(
     \b
     Examples:
       contribkit test --op index_add
+      contribkit test --op index_add --check 'result.shape == sample.input.shape'
       contribkit test --module torch.nn.Unfold
       contribkit test --module torch.nn.Unfold --init 'kernel_size=3, stride=2'
       contribkit test --from-repro repros/issue-170398
@@ -102,6 +111,7 @@ def test(
         op=op,
         module=module,
         init=init,
+        check=check,
         from_repro=from_repro,
         name=name,
         area=area,

@@ -103,17 +103,27 @@ def suggest(query: str, names: "list[str]") -> "list[str]":
     return unique[:5]
 
 
-def check_op_dtype(op: Any, dtype: Any, compare: str) -> "str | None":
-    """None when the generated op test passes on CPU for ``dtype``; else why not."""
+def run_op_checks(op: Any, dtype: Any, check: "str | None", ref: bool, grad: bool) -> "str | None":
+    """None when the generated @ops test passes on CPU for ``dtype``; else why not. Mirrors the
+    template: the --check property and the reference on every sample, gradcheck in float64."""
     try:
         samples = list(op.sample_inputs("cpu", dtype))
         if not samples:
             return "no sample inputs"
         for sample in samples:
-            cpu_sample = sample.transform(to_cpu)
-            actual = op(sample.input, *sample.args, **sample.kwargs)
-            expected = op(cpu_sample.input, *cpu_sample.args, **cpu_sample.kwargs)
-            agree(actual, expected, compare)
+            result = op(sample.input, *sample.args, **sample.kwargs)
+            if check:
+                scope = {"torch": torch, "op": op, "sample": sample, "result": result}
+                if not eval(check, scope):  # --check, as the test will run it
+                    return "--check is false for " + repr(sample)[:150]
+            if ref:
+                checker.compare_with_reference(op, op.ref, sample)
+        if grad:
+            from torch.testing._internal.common_utils import gradcheck
+
+            for sample in op.sample_inputs("cpu", dtype, requires_grad=True):
+                if not gradcheck(lambda x, s=sample: op(x, *s.args, **s.kwargs), (sample.input,)):
+                    return "gradcheck fails"
     except Exception as exc:  # AssertionError included: that dtype is left out
         return short(exc)
     return None
@@ -174,9 +184,34 @@ def probe_op(name: str) -> None:
             )
             for device in supported
         }
-        failures = {}
+        check = request.get("check")
+        differentiable = [d for d in ("float64", "complex128") if d in supported["cpu"]]
+        checks = {
+            "check": bool(check),
+            "ref": getattr(op, "ref", None) is not None,
+            "grad": bool(op.supports_autograd and differentiable),
+        }
+        failures: dict[str, str] = {}
+        left_out: dict[str, str] = {}
+        # A reference or gradcheck that fails for every dtype is left out, not the dtypes.
+        for part in ("ref", "grad"):
+            if not checks[part]:
+                continue
+            dtypes = differentiable[:1] if part == "grad" else chosen["cpu"]
+            whys = [
+                run_op_checks(op, getattr(torch, d), None, part == "ref", part == "grad")
+                for d in dtypes
+            ]
+            if dtypes and all(whys):
+                checks[part] = False
+                left_out[part] = str(whys[0])
+        if checks["grad"] and differentiable[0] not in chosen["cpu"]:
+            chosen["cpu"].append(differentiable[0])
+        if not (checks["check"] or checks["ref"]):  # gradients only: the double dtypes
+            chosen = {d: [n for n in chosen[d] if n in ("float64", "complex128")] for d in chosen}
         for dname in list(chosen["cpu"]):
-            why = check_op_dtype(op, getattr(torch, dname), compare)
+            grad = checks["grad"] and dname in differentiable
+            why = run_op_checks(op, getattr(torch, dname), check, checks["ref"], grad)
             if why:
                 failures[dname] = why
                 chosen["cpu"].remove(dname)
@@ -192,6 +227,9 @@ def probe_op(name: str) -> None:
             "compare": compare,
             "why_metadata": why_metadata,
             "cuda_excluded": cuda_excluded,
+            "checks": checks,
+            "checks_left_out": left_out,
+            "formatted_name": op.formatted_name,
         }
         return
     fn = torch
