@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -172,3 +173,32 @@ def test_which_decorators_make_a_test_cuda_only(decorator: str, flagged: bool) -
         'if __name__ == "__main__":\n    run_tests()\n'
     )
     assert (ids(text) == ["CK505"]) is flagged
+
+
+def test_an_only_cuda_test_may_say_cuda() -> None:
+    """PyTorch's own files call .cuda() under @onlyCUDA: the hook accepts them unmodified."""
+    source = (SOURCES / "nn_only_cuda_good.py").read_text()
+    assert check_test_source(source, "test/nn/test_dropout.py") == []
+    # The same body without @onlyCUDA runs on CPU too: there, "cuda" is hard-coded.
+    without = source.replace("    @onlyCUDA\n", "")
+    assert [v.rule.id for v in check_test_source(without, "test/nn/test_dropout.py")] == [
+        "CK505",
+        "CK505",
+    ]
+
+
+@pytest.mark.slow
+def test_the_only_cuda_fixture_runs_with_cpu_torch(tmp_path: Path) -> None:
+    target = tmp_path / "test_dropout.py"
+    target.write_text((SOURCES / "nn_only_cuda_good.py").read_text())
+    for argv in (
+        [str(target), "-v"],
+        ["-m", "pytest", "-v", "-p", "no:cacheprovider", str(target)],
+    ):
+        proc = subprocess.run(
+            [sys.executable, *argv], capture_output=True, text=True, timeout=600, cwd=tmp_path
+        )
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+        output = proc.stdout + proc.stderr
+        assert "test_dropout_eval_is_identity_cpu" in output
+        assert re.search(r"test_dropout_cuda_matches_shape_cpu.*(skipped|SKIPPED)", output)
