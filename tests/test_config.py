@@ -1,13 +1,14 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
 import pytest
 
 from contribkit.core import trust
-from contribkit.core.config import ConfigError, load_settings
+from contribkit.core.config import KEYS, ConfigError, env_name, load_settings
 from contribkit.core.workspace import DEFAULT_REPO, Workspace, parse_remote_url
 from tests.conftest import RunCli, git
 
@@ -208,3 +209,10 @@ def test_trust_needs_a_file_in_a_repository(run_cli: RunCli, tmp_path: Path) -> 
     git("init", "-q", cwd=tmp_path)
     proc = run_cli("config", "--trust", cwd=tmp_path)
     assert proc.returncode == 2 and ".contribkit.toml: no such file" in proc.stderr
+
+
+def test_the_readme_documents_every_key_with_its_env_var() -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `([a-z_.]+)` \| `(CONTRIBKIT_[A-Z_]+)` \|", readme, re.M)
+    assert [key for key, _ in rows] == list(KEYS)  # every key, once, in KEYS' order
+    assert all(env == env_name(key) for key, env in rows)
