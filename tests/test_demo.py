@@ -61,8 +61,8 @@ def test_demo_walks_the_workflow(demo_run: DemoRun) -> None:
     assert body == (scratch / ".contribkit/pr-body.md").read_text()
     assert body.startswith("Fixes #4242\n\nindex_add_ refused a float source")
     assert "## Root cause\n\nThe kernel checked" in body and "## Solution\n\nCast the" in body
-    assert "# before: REPRODUCED RuntimeError: index_add_(): self (Long)" in body
-    assert "# after:  NOT_REPRODUCED completed on cpu" in body
+    assert "# before: REPRODUCED [signature] RuntimeError: index_add_(): self (Long)" in body
+    assert "# after:  NOT_REPRODUCED [signature] completed on cpu" in body
     assert "- CUDA: not run (no GPU available)" in body  # the CPU wheel: the truth here
     # the label's bot command goes to the terminal, not the body; the template's lines stay
     assert "@pytorchbot" not in body

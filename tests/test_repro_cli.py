@@ -77,7 +77,7 @@ def test_fetch_write_and_run(run_cli: RunCli, fork_repo: Path, fake_github: Fake
     assert (
         run.stdout.strip()
         .splitlines()[-1]
-        .startswith("contribkit-verdict: REPRODUCED RuntimeError")
+        .startswith("contribkit-verdict: REPRODUCED [signature] RuntimeError")
     )
     # never overwrite; --force does; --dry-run writes nothing
     again = run_cli("repro", "321", "--github-url", fake_github.url, cwd=fork_repo)

@@ -87,7 +87,9 @@ pytestmark = pytest.mark.slow
 def test_crash_with_matching_signature_is_reproduced(tmp_path: Path) -> None:
     code, last, err = run(generate(tmp_path, INDEX_ADD, INDEX_ADD_SIG))
     assert code == 1, err
-    assert last.startswith("contribkit-verdict: REPRODUCED RuntimeError: index_add_(): self (Long)")
+    assert last.startswith(
+        "contribkit-verdict: REPRODUCED [signature] RuntimeError: index_add_(): self (Long)"
+    )
     assert "Traceback" in err  # the user still sees the real traceback
 
 
@@ -96,7 +98,7 @@ def test_benign_code_is_not_reproduced(tmp_path: Path) -> None:
     code, last, _ = run(generate(tmp_path, benign, INDEX_ADD_SIG))
     assert code == 0
     assert last.startswith(
-        "contribkit-verdict: NOT_REPRODUCED completed on cpu without RuntimeError"
+        "contribkit-verdict: NOT_REPRODUCED [signature] completed on cpu without RuntimeError"
     )
 
 
@@ -111,7 +113,7 @@ def test_error_caught_and_printed_by_the_issue_is_reproduced(tmp_path: Path, han
     code, last, _ = run(generate(tmp_path, caught, INDEX_ADD_SIG))
     assert code == 1, last
     assert last.startswith(
-        "contribkit-verdict: REPRODUCED the issue's code caught and printed the error: "
+        "contribkit-verdict: REPRODUCED [signature] the issue's code caught and printed the error: "
     ), last
     assert "must have the same scalar type" in last
 
@@ -163,11 +165,11 @@ def test_wrong_result_check_is_filled_in(tmp_path: Path) -> None:
     )
     code, last, _ = run(script)
     assert code == 1 and last.startswith(
-        "contribkit-verdict: REPRODUCED check failed: Tensor-likes are not close!"
+        "contribkit-verdict: REPRODUCED [compare] check failed: Tensor-likes are not close!"
     )
     right = wrong.replace("2.5", "2.0")
     code, last, _ = run(generate(tmp_path / "b", right))
-    assert code == 0 and "NOT_REPRODUCED check passed on cpu" in last
+    assert code == 0 and "NOT_REPRODUCED [compare] check passed on cpu" in last
 
 
 def test_no_code_and_bad_code_are_incomplete(tmp_path: Path) -> None:
@@ -182,7 +184,7 @@ def test_no_code_and_bad_code_are_incomplete(tmp_path: Path) -> None:
     text = re.sub(r"incomplete=(['\"])", r"incomplete=None and \1", no_code.read_text(), count=1)
     no_code.write_text(text.replace("# ---- end of the issue's code", INDEX_ADD + "# ---- end", 1))
     code, last, _ = run(no_code)
-    assert code == 1 and "REPRODUCED RuntimeError: index_add_()" in last
+    assert code == 1 and "REPRODUCED [signature] RuntimeError: index_add_()" in last
     script = generate(tmp_path / "b", "import torch\nx = torch.ones(2\nprint(x)\n", INDEX_ADD_SIG)
     text = script.read_text()
     ast.parse(text)  # always valid Python
@@ -302,7 +304,7 @@ def test_printed_eager_vs_compiled_gets_a_check(tmp_path: Path) -> None:
     )
     code_, last, err = run(script)
     assert code_ == 0, err
-    assert "NOT_REPRODUCED check passed on cpu" in last
+    assert "NOT_REPRODUCED [compile-vs-eager] check passed on cpu" in last
 
 
 def test_aliased_torch_gets_a_working_check(tmp_path: Path) -> None:
@@ -310,4 +312,4 @@ def test_aliased_torch_gets_a_working_check(tmp_path: Path) -> None:
     code = "import torch as th\na = th.ones(3)\nb = a * 2\nprint(th.allclose(a, b))\n"
     status, last, err = run(generate(tmp_path, code))
     assert status == 1, err
-    assert last.startswith("contribkit-verdict: REPRODUCED check failed: "), last
+    assert last.startswith("contribkit-verdict: REPRODUCED [compare] check failed: "), last

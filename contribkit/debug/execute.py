@@ -17,7 +17,7 @@ from contribkit.core.sandbox import Confinement, Sandbox
 from contribkit.debug.logsummary import RunSummary, read_log, summarise
 from contribkit.debug.plan import BACKENDS, DebugPlan, runner_source
 from contribkit.run.probe import install_torch_hint
-from contribkit.target.reprolib import VERDICT_EXIT
+from contribkit.target.reprolib import CHILD_ENV, VERDICT_EXIT
 
 DEBUG_LOG_CAP = 64 * 1024 * 1024
 TIMEOUT_EXIT = 124  # as GNU timeout
@@ -165,7 +165,11 @@ def run_plan(
             )
             child = run_child(
                 [plan.python, "-c", runner, *flags, "--", str(plan.target), *plan.script_args],
-                env=scrubbed_env(extra_patterns=scrub, overrides=plan.env_values(backend)),
+                # CHILD_ENV: a repro runs in this process (its runner wraps torch.compile here)
+                # rather than re-running itself in a child under its own time limit.
+                env=scrubbed_env(
+                    extra_patterns=scrub, overrides={**plan.env_values(backend), CHILD_ENV: "1"}
+                ),
                 cwd=plan.target.parent,
                 timeout=timeout,
                 log_path=log,

@@ -82,6 +82,15 @@ class ReporterEnv:
 
 
 @dataclass
+class QuotedOutput:
+    """Output an issue quotes for its program: what it printed, or what it should print."""
+
+    text: str
+    role: str  # "actual" or "expected"
+    line: int  # 1-based line in its source text
+
+
+@dataclass
 class ParsedIssue:
     """What the markdown parser extracts from an issue (no code analysis)."""
 
@@ -94,6 +103,10 @@ class ParsedIssue:
     actual: str | None
     warnings: list[str] = field(default_factory=list)
     contrasts_devices: bool = False  # the text sets CPU against CUDA ("works on CPU, fails on GPU")
+    transcript: str = ""  # ``code`` with the output a transcript printed, as ``#:`` comment lines
+    outputs: list[QuotedOutput] = field(default_factory=list)  # output quoted under the code
+    nature: str = "bug"  # "bug", "feature" or "docs"
+    nature_why: str = ""
 
     @property
     def signature(self) -> Signature | None:

@@ -250,6 +250,13 @@ class _Visitor(ast.NodeVisitor):
             self.facts.cuda_uses.append(f"{self.where(node)}: .cuda()")
             self.facts.moves_to_cuda = True
             self.edit(node, f".to({DEVICE_NAME})", start=node.func.value)
+        if method in ("to", "cuda") or name == "torch.device":
+            for arg in node.args[:1]:  # .to(0), torch.device(1): a CUDA ordinal
+                if isinstance(arg, ast.Constant) and type(arg.value) is int and method != "cuda":
+                    self.facts.cuda_uses.append(f"{self.where(node)}: {method}({arg.value})")
+                    self.facts.moves_to_cuda = method == "to"
+                    self.handled.add(id(arg))
+                    self.edit(arg, DEVICE_NAME)
         if method in ("to", "device", "autocast") or name in ("torch.device",):
             for arg in node.args[:1]:
                 if method == "to" and _device_string(arg) == "cuda":
@@ -407,6 +414,19 @@ def _printed_pair(
     return None
 
 
+def parse_code(code: str) -> ast.Module | None:
+    """``ast.parse``, allowing top-level ``await`` (a notebook's); None when it does not parse."""
+    try:
+        return ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        pass
+    try:
+        tree = compile(code, "<issue>", "exec", ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return tree if isinstance(tree, ast.Module) else None
+
+
 def analyse(code: str) -> CodeFacts:
     """The facts of ``code``; BadInput when it nests deeper than Python itself can compile
     (a 3,000-term expression): no script made from it could run.
@@ -434,7 +454,9 @@ def _analyse(code: str, parse_limit: int) -> CodeFacts:
     walk_limit = sys.getrecursionlimit()
     try:
         sys.setrecursionlimit(parse_limit)
-        tree = ast.parse(code)
+        tree = parse_code(code)
+        if tree is None:
+            tree = ast.parse(code)  # raises the SyntaxError (or RecursionError) to report
     except SyntaxError as exc:
         facts.parses = False
         facts.syntax_error = exc.msg

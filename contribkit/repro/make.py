@@ -34,7 +34,8 @@ class ReproRequest:
     dry_run: bool = False
     repo: str | None = None
     github_url: str | None = None
-    github_timeout: float | None = None  # --timeout: seconds for all GitHub requests
+    github_timeout: float | None = None  # --github-timeout: seconds for all GitHub requests
+    timeout: float = 300.0  # the script's default time limit (its --timeout)
 
 
 @dataclass
@@ -144,7 +145,12 @@ def make_repro(request: ReproRequest) -> ReproResult:
     )
     fetched = fetch(ws, request)
     out_dir = request.output or default_out_dir(ws, folder_name(fetched, request.from_file))
-    plan = plan_for(fetched.issue, JsonCache(cache_root(ws.settings), "renders"))
+    plan = plan_for(fetched.issue, JsonCache(cache_root(ws.settings), "renders"), request.timeout)
+    if plan.summary.refused and not request.force:
+        raise BadInput(
+            f"no repro for {fetched.issue.ref}: {plan.summary.refused}",
+            "pass --force to write a script anyway (it says CANNOT_RUN and why)",
+        )
     actions = None
     if not request.to_stdout:
         dry_run = request.dry_run

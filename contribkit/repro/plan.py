@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -43,6 +43,14 @@ class ReproSummary:
     device_rewrite: bool
     incomplete: bool
     warnings: list[str]
+    refused: str | None = None  # why no script should be written (feature request, docs issue)
+    code_lines: int = 0  # lines of the issue's code extracted
+    code_source: str = ""
+    edits: list[str] = field(default_factory=list)
+    oracles: list[str] = field(default_factory=list)  # strongest first
+    oracles_why: list[str] = field(default_factory=list)
+    to_add: list[str] = field(default_factory=list)  # what would give a definite verdict
+    timeout_s: float = 300.0
 
 
 @dataclass
@@ -73,16 +81,16 @@ def render_fingerprint() -> str:
     return hashlib.sha256(json.dumps([__version__, stats]).encode()).hexdigest()[:16]
 
 
-def plan_for(issue: Issue, cache: JsonCache | None) -> ReproPlan:
+def plan_for(issue: Issue, cache: JsonCache | None, timeout: float = 300.0) -> ReproPlan:
     """Parse and render ``issue``, or take the result from ``cache`` when neither it nor the
     code that renders it changed (parsing and rendering import markdown-it and Jinja)."""
-    key = f"{input_hash(issue)}:{render_fingerprint()}"
+    key = f"{input_hash(issue)}:{render_fingerprint()}:{timeout}"
     doc = cache.get(key) if cache is not None else None
     if doc is not None:
         return ReproPlan(files=doc["files"], summary=ReproSummary(**doc["summary"]))
     from contribkit.issue.parse import parse_issue
 
-    plan = plan_repro(issue, parse_issue(issue))
+    plan = plan_repro(issue, parse_issue(issue), timeout)
     if cache is not None:
         cache.put(key, {"files": plan.files, "summary": asdict(plan.summary)})
     return plan
@@ -104,8 +112,8 @@ def input_hash(issue: Issue) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 
-def plan_repro(issue: Issue, parsed: ParsedIssue) -> ReproPlan:
-    spec = build_spec(issue, parsed, input_hash(issue))
+def plan_repro(issue: Issue, parsed: ParsedIssue, timeout: float = 300.0) -> ReproPlan:
+    spec = build_spec(issue, parsed, input_hash(issue), timeout)
     snapshot = render("issue.md.j2", **issue.as_dict(), ref=issue.ref, version=__version__)
     meta = meta_document(spec)
     files = (render_script(spec), snapshot, json.dumps(meta, indent=2) + "\n")
@@ -113,7 +121,30 @@ def plan_repro(issue: Issue, parsed: ParsedIssue) -> ReproPlan:
 
 
 def render_script(spec: ReproSpec) -> str:
-    """``repro.py``: the verdict contract around the issue's code."""
+    """``repro.py``: the verdict contract around the issue's code. Always valid Python: when the
+    edited code would not compile, it is kept as comments and the script says INCOMPLETE."""
+    script = _render_script(spec)
+    error = _compile_error(script)
+    if error is None or not spec.code.runs:
+        return script
+    spec.code.runs = False
+    spec.code.incomplete = (
+        f"the edited code does not compile ({error}); fix it in repro.py, uncomment it,"
+        " and set incomplete=None"
+    )
+    spec.check = "none"
+    return _render_script(spec)
+
+
+def _compile_error(script: str) -> str | None:
+    try:
+        compile(script, "repro.py", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as exc:
+        return f"{getattr(exc, 'msg', exc)} at line {getattr(exc, 'lineno', '?')}"
+    return None
+
+
+def _render_script(spec: ReproSpec) -> str:
     issue, parsed, signature = spec.issue, spec.parsed, spec.signature
     env = parsed.env
     return render(
@@ -144,6 +175,9 @@ def render_script(spec: ReproSpec) -> str:
         code=spec.code.text,
         check=spec.check,
         check_args=spec.check_args,
+        future=spec.code.edited.future,
+        evidence=spec.evidence.runtime,
+        timeout=spec.timeout,
     )
 
 
@@ -170,6 +204,11 @@ def meta_document(spec: ReproSpec) -> dict[str, Any]:
         "downloads": facts.downloads,
         "code_source": spec.parsed.code_source,
         "check": spec.check,
+        "edits": spec.edits,
+        "oracles": spec.evidence.oracles,
+        "oracles_why": spec.evidence.why,
+        "to_add": spec.evidence.to_add,
+        "timeout_s": spec.timeout,
         "comparison": asdict(facts.comparison) if facts.comparison else None,
         "check_args": spec.check_args or None,
         "incomplete": spec.incomplete,
@@ -192,4 +231,12 @@ def summarise(spec: ReproSpec) -> ReproSummary:
         device_rewrite=spec.code.rewrite,
         incomplete=spec.incomplete,
         warnings=spec.warnings,
+        refused=spec.refusal,
+        code_lines=len([line for line in spec.parsed.code.split("\n") if line.strip()]),
+        code_source=spec.parsed.code_source,
+        edits=spec.edits,
+        oracles=spec.evidence.oracles,
+        oracles_why=spec.evidence.why,
+        to_add=spec.evidence.to_add,
+        timeout_s=spec.timeout,
     )

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 
 from contribkit.issue.model import Issue, ParsedIssue, Signature
 from contribkit.repro.codefacts import DEVICE_NAME, CodeFacts, Comparison, analyse, apply_edits
+from contribkit.repro.edits import EditedCode, edit_code
+from contribkit.repro.evidence import Evidence, gather_evidence
 
 _ALLCLOSE_DEFAULTS = {"rtol": "1e-05", "atol": "1e-08"}
 KIND_TEXTS = {
@@ -29,6 +31,7 @@ class ReproCode:
     requires_cuda: bool
     incomplete: str | None  # what the user must do before the script can give a verdict
     notes: list[str] = field(default_factory=list)  # for the script's header, in order
+    edited: EditedCode = field(default_factory=lambda: EditedCode(""))  # the edit actions made
 
 
 @dataclass
@@ -41,6 +44,9 @@ class ReproSpec:
     check: str  # "none" (the signature decides), "compare" (the issue's comparison) or "fill"
     kind: str  # "crash", "wrong-result" or "unknown"
     digest: str  # input_hash of the issue
+    evidence: Evidence = field(default_factory=Evidence)
+    timeout: float = 300.0  # the script's default time limit, in seconds
+    refusal: str | None = None  # why the issue gets no repro (a feature request, a docs issue)
 
     @property
     def signature(self) -> Signature | None:
@@ -80,9 +86,20 @@ class ReproSpec:
         return check_arguments(comparison) if comparison else ""
 
     @property
+    def edits(self) -> list[str]:
+        """The edit actions made to the issue's code, in order (the device rewrite first)."""
+        rewrite = [n for n in self.code.notes if n.startswith("Device rewrite")]
+        return [*rewrite, *self.code.edited.edits]
+
+    @property
     def header_notes(self) -> list[str]:
-        """The notes in the script's header: the code's, then the parser's warnings."""
-        return self.code.notes + self.parsed.warnings
+        """The notes in the script's header: the code's, the edits, the oracles, the warnings."""
+        edits = [f"Edit: {e}" for e in self.code.edited.edits]
+        oracles = [
+            f"Oracle {o}: {w}"
+            for o, w in zip(self.evidence.oracles, self.evidence.why, strict=True)
+        ]
+        return self.code.notes + edits + oracles + self.parsed.warnings
 
     @property
     def incomplete(self) -> bool:
@@ -104,22 +121,53 @@ class ReproSpec:
         return warnings
 
 
-def build_spec(issue: Issue, parsed: ParsedIssue, digest: str) -> ReproSpec:
+def build_spec(issue: Issue, parsed: ParsedIssue, digest: str, timeout: float = 300.0) -> ReproSpec:
     code = prepare_code(parsed)
-    check = choose_check(code, parsed.signature is not None)
+    refusal = refusal_reason(parsed)
+    if refusal:  # written only with --force: a script that says CANNOT_RUN and why
+        code.incomplete = refusal
+        code.runs = False
+    evidence = gather_evidence(issue, parsed, code.facts, code.edited, code.rewrite)
+    check = choose_check(code, parsed.signature is not None, evidence.decides)
     kind = "crash" if parsed.signature else ("wrong-result" if check == "compare" else "unknown")
-    return ReproSpec(issue=issue, parsed=parsed, code=code, check=check, kind=kind, digest=digest)
+    return ReproSpec(
+        issue=issue,
+        parsed=parsed,
+        code=code,
+        check=check,
+        kind=kind,
+        digest=digest,
+        evidence=evidence,
+        timeout=timeout,
+        refusal=refusal,
+    )
+
+
+def refusal_reason(parsed: ParsedIssue) -> str | None:
+    """Why ``repro`` writes no script: a feature request or RFC, or a docs issue without code."""
+    if parsed.nature == "feature":
+        return (
+            f"this is a feature request or RFC ({parsed.nature_why}), not a bug: there is"
+            " nothing to reproduce"
+        )
+    if parsed.nature == "docs" and not parsed.code.strip():
+        return (
+            f"this is a docs issue ({parsed.nature_why}) with no code: it is decided by reading"
+            " the docs, not by running code"
+        )
+    return None
 
 
 def prepare_code(parsed: ParsedIssue) -> ReproCode:
     """Analyse the issue's code, rewrite its devices when safe, and mark what stops it running."""
-    code = parsed.code.strip("\n")
+    code = (parsed.transcript or parsed.code).strip("\n")
     facts = analyse(code) if code else CodeFacts()
     # An issue about CPU-vs-CUDA differences is meaningless when rewritten to one device.
     rewrite = facts.rewritable and not parsed.contrasts_devices
     if code and rewrite:
         code = apply_edits(code, facts.edits)
     incomplete = None
+    edited = EditedCode(code)
     notes = code_notes(facts, rewrite, parsed.contrasts_devices)
     if code and not facts.parses:
         incomplete = (
@@ -143,7 +191,8 @@ def prepare_code(parsed: ParsedIssue) -> ReproCode:
     elif not code:
         text = "The issue has no code. Write the reproduction here, then fill in check()."
     else:
-        text = code
+        edited = edit_code(code)
+        text = edited.text
     return ReproCode(
         text=text,
         facts=facts,
@@ -152,16 +201,20 @@ def prepare_code(parsed: ParsedIssue) -> ReproCode:
         requires_cuda=facts.requires_cuda or (facts.needs_cuda and not rewrite),
         incomplete=incomplete,
         notes=notes,
+        edited=edited,
     )
 
 
-def choose_check(code: ReproCode, has_signature: bool) -> str:
-    """How the script decides REPRODUCED: see :attr:`ReproSpec.check`."""
+def choose_check(code: ReproCode, has_signature: bool, has_evidence: bool = False) -> str:
+    """How the script decides REPRODUCED: see :attr:`ReproSpec.check`. ``has_evidence``: an
+    oracle other than the signature (quoted output, own checks, a crash) can decide."""
     if not code.runs:
         return "none" if code.incomplete else "fill"
     if has_signature:
         return "none"
-    return "compare" if code.facts.comparison else "fill"
+    if code.facts.comparison and not code.edited.own_checks:
+        return "compare"
+    return "none" if has_evidence else "fill"
 
 
 def check_arguments(comparison: Comparison) -> str:

@@ -1,8 +1,10 @@
 # contribkit repro runtime. This module's source is embedded verbatim in every generated repro
 # script, so it is standard-library only, runs on Python 3.9+, and has no __future__ imports.
 # The verdict contract (see contribkit's README): the last line printed is
-#   contribkit-verdict: <VERDICT> <detail>
+#   contribkit-verdict: <VERDICT> [<oracle>] <detail>
 # with exit 0 NOT_REPRODUCED, 1 REPRODUCED, 125 CANNOT_RUN (compatible with `git bisect run`).
+# The script re-runs itself in a child process under a time limit, so that a hang ends in
+# CANNOT_RUN and a crash (a signal) is seen and judged.
 import argparse
 import atexit
 import difflib
@@ -10,6 +12,8 @@ import json
 import os
 import random
 import re
+import signal
+import subprocess
 import sys
 import traceback
 from typing import Any, Callable, Dict, List, NoReturn, Optional
@@ -17,6 +21,10 @@ from typing import Any, Callable, Dict, List, NoReturn, Optional
 VERDICT_PREFIX = "contribkit-verdict:"
 VERDICT_EXIT = {"NOT_REPRODUCED": 0, "REPRODUCED": 1, "CANNOT_RUN": 125}
 MATCH_RATIO = 0.75
+DEFAULT_TIMEOUT = 300
+CHILD_ENV = "CONTRIBKIT_REPRO_CHILD"
+# Errors that say the issue's code itself is broken, not that torch handled its input.
+_CODE_ERRORS = ("NameError", "AttributeError", "ImportError", "SyntaxError", "UnboundLocalError")
 
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
 _LONG_NUMBER = re.compile(r"(?<![\w.])\d{6,}(?![\w.])")
@@ -75,10 +83,12 @@ class _Tee:
         self._limit = limit
         self._chunks: List[str] = []
         self._size = 0
+        self.total = 0  # characters written in all
 
     def write(self, text: str) -> int:
         self._chunks.append(text)
         self._size += len(text)
+        self.total += len(text)
         if self._size > 2 * self._limit:  # trim now and then: writes stay O(1) on average
             kept = self.seen
             self._chunks, self._size = [kept], len(kept)
@@ -109,8 +119,113 @@ def printed_signature(text: str, exc_type: str, message: str) -> str:
     return ""
 
 
+# -- printed output against the output an issue quotes -------------------------------------
+_NUMBER_TOKEN = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)\b")
+
+
+def _decimals(token: str) -> int:
+    mantissa, _, exponent = token.lower().partition("e")
+    places = len(mantissa.split(".", 1)[1]) if "." in mantissa else 0
+    return places - (int(exponent) if exponent else 0)
+
+
+def same_line(got: str, want: str) -> bool:
+    """True when printed ``got`` shows what the issue's ``want`` shows: spaces ignored, numbers
+    equal to the precision the coarser of the two prints (``0.4080`` is ``0.40800``), and a
+    quoted bare value matching the end of a labelled line (``x.training=False`` vs ``False``)."""
+    got, want = _SPACE.sub("", got), _SPACE.sub("", want)
+    if got == want:
+        return True
+    got_tokens, want_tokens = _NUMBER_TOKEN.split(got), _NUMBER_TOKEN.split(want)
+    got_numbers, want_numbers = _NUMBER_TOKEN.findall(got), _NUMBER_TOKEN.findall(want)
+    if got_tokens == want_tokens and len(got_numbers) == len(want_numbers):
+        return all(_same_number(a, want_numbers[i]) for i, a in enumerate(got_numbers))
+    return any(want and sep not in want and got.endswith(sep + want) for sep in ("=", ":"))
+
+
+def _same_number(a: str, b: str) -> bool:
+    x, y = float(a), float(b)
+    if x != x or y != y:  # nan
+        return x != x and y != y
+    if x == y:
+        return True
+    places = min(_decimals(a), _decimals(b))
+    return abs(x - y) <= 0.5 * 10.0 ** (-places) * (1 + 1e-9)
+
+
+def output_lines(text: str) -> List[str]:
+    return [line.rstrip() for line in text.splitlines() if line.strip()]
+
+
+def _line_status(got: str, actual: str, expected: Optional[str]) -> str:
+    """ "bug" (shows the reported value, not the expected), "fixed" (shows the expected value),
+    "same" (shows the reported value; nothing expected), "changed" (neither)."""
+    if expected is not None and same_line(got, expected):
+        return "fixed"
+    if same_line(got, actual):
+        return "bug" if expected is not None else "same"
+    return "changed"
+
+
+def compare_unit(
+    printed: List[str], actual: Optional[List[str]], expected: Optional[List[str]]
+) -> List[str]:
+    """Line statuses of one printed unit against the issue's quoted lines (best alignment).
+
+    With only expected lines, a line is "fixed" or "unexpected"."""
+    if actual is None:
+        if expected is None:
+            return []
+        return [
+            "fixed" if status == "same" else "unexpected"
+            for status in compare_unit(printed, expected, None)
+        ]
+    if expected is not None and len(expected) != len(actual):
+        expected = None
+    width = len(actual)
+    if width == 0:
+        return ["same" if not printed else "changed"]
+    if len(printed) < width:
+        return ["changed"] * width
+    best: List[str] = []
+    for start in range(len(printed) - width + 1):
+        window = printed[start : start + width]
+        statuses = [
+            _line_status(got, actual[i], expected[i] if expected is not None else None)
+            for i, got in enumerate(window)
+        ]
+        if not best or sum(s != "changed" for s in statuses) > sum(s != "changed" for s in best):
+            best = statuses
+    return best
+
+
+def judge_outputs(statuses: List[str], deterministic: bool) -> "Optional[tuple[str, str]]":
+    """A verdict from line statuses, or None when they do not decide."""
+    if not statuses:
+        return None
+    if "bug" in statuses:
+        return "REPRODUCED", "a line still prints the value the issue reports, not the expected one"
+    if all(s == "fixed" for s in statuses):
+        return "NOT_REPRODUCED", "the code prints the values the issue expects"
+    if all(s in ("same", "bug") for s in statuses):
+        return "REPRODUCED", "the code still prints what the issue shows"
+    if deterministic and all(s == "changed" for s in statuses):
+        return "NOT_REPRODUCED", "the code no longer prints what the issue shows"
+    if deterministic and "unexpected" in statuses and set(statuses) <= {"unexpected", "fixed"}:
+        return "REPRODUCED", "a line prints something other than what the issue expects"
+    return None
+
+
 class Repro:
-    """Drives one repro script: options, device checks, seeds, and exactly one verdict."""
+    """Drives one repro script: options, time limit, device checks, seeds, exactly one verdict.
+
+    ``evidence`` says which oracles apply (all optional): ``crash`` (the issue reports a process
+    crash), ``reports_error`` (it reports an error without a traceback), ``graph_break`` (a
+    fullgraph compile the issue says fails), ``own_checks`` and ``check_raises`` (the issue's own
+    asserts / ``if ...: raise X``), ``units`` (printed output the issue quotes, with ids given to
+    :meth:`mark`; id 0 is the whole program's output), ``deterministic``, ``check_oracle`` (the
+    name of what ``check()`` compares) and ``reported_device`` (the device the issue ran on).
+    """
 
     def __init__(
         self,
@@ -120,6 +235,8 @@ class Repro:
         requires_cuda: bool = False,
         seed_numpy: bool = False,
         incomplete: Optional[str] = None,
+        evidence: Optional[Dict[str, Any]] = None,
+        timeout: float = DEFAULT_TIMEOUT,
     ) -> None:
         self.issue = issue
         self.signature = signature
@@ -127,12 +244,15 @@ class Repro:
         self.requires_cuda = requires_cuda
         self.seed_numpy = seed_numpy
         self.incomplete = incomplete
+        self.evidence: Dict[str, Any] = dict(evidence or {})
+        self.timeout = timeout
         self.device = default_device
         self.as_json = False
         self.exit_requested: List[Any] = []
         self._done = False
         self._stdout: Optional[_Tee] = None
         self._stderr: Optional[_Tee] = None
+        self._marks: List["tuple[int, int]"] = []
 
     # -- start ------------------------------------------------------------------------
     def start(self, argv: Optional[List[str]] = None) -> str:
@@ -144,11 +264,20 @@ class Repro:
         parser.add_argument(
             "--json", action="store_true", help="print the verdict as one JSON object"
         )
+        parser.add_argument(
+            "--timeout",
+            type=float,
+            default=self.timeout,
+            help="seconds before CANNOT_RUN (default %(default)s; 0: no limit, no child process)",
+        )
         args, rest = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
-        sys.argv = sys.argv[:1] + rest  # the issue's code may read its own arguments
         self.as_json = args.json
+        self.timeout = args.timeout
         self.device = args.device or os.environ.get("CONTRIBKIT_DEVICE") or self.default_device
-        if self.signature and self.signature.get("message"):
+        if self.timeout > 0 and os.environ.get(CHILD_ENV) != "1" and os.path.isfile(sys.argv[0]):
+            self._supervise()
+        sys.argv = sys.argv[:1] + rest  # the issue's code may read its own arguments
+        if (self.signature and self.signature.get("message")) or self.evidence.get("units"):
             sys.stdout = self._stdout = _Tee(sys.stdout)
             sys.stderr = self._stderr = _Tee(sys.stderr)
         sys.excepthook = self._excepthook
@@ -156,7 +285,54 @@ class Repro:
         self._wrap_sys_exit()
         self._check_device()
         self._seed()
+        self.mark(0)
         return self.device
+
+    def _supervise(self) -> NoReturn:
+        """Run this script again in a child under the time limit; judge a crash or a hang."""
+        env = dict(os.environ, **{CHILD_ENV: "1"})
+        self._done = True
+        try:
+            child = subprocess.Popen(
+                [sys.executable, *sys.argv], env=env, start_new_session=os.name == "posix"
+            )
+        except OSError as exc:
+            self.verdict("CANNOT_RUN", "could not start the child process: " + describe(exc))
+        try:
+            code = child.wait(timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            self._kill(child)
+            self.verdict("CANNOT_RUN", "timed out after %g s" % self.timeout)
+        except KeyboardInterrupt:
+            self._kill(child)
+            os._exit(130)
+        if code in VERDICT_EXIT.values() or code == 130:
+            os._exit(code)
+        if code < 0:
+            self._judge_signal(-code)
+        self.verdict("CANNOT_RUN", "the script exited with %d and no verdict" % code)
+
+    @staticmethod
+    def _kill(child: "subprocess.Popen[bytes]") -> None:
+        try:
+            if os.name == "posix":
+                os.killpg(child.pid, signal.SIGKILL)
+            else:
+                child.kill()
+        except OSError:
+            pass
+        child.wait()
+
+    def _judge_signal(self, number: int) -> NoReturn:
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            name = "signal %d" % number
+        if self.evidence.get("crash"):
+            self.verdict("REPRODUCED", "the process was killed by " + name, "crash")
+        self.verdict(
+            "CANNOT_RUN", "the process was killed by " + name + "; the issue reports no crash"
+        )
 
     def _check_device(self) -> None:
         try:
@@ -168,12 +344,15 @@ class Repro:
         if "cuda" in needs and not torch.cuda.is_available():
             if self.requires_cuda and kind != "cuda":
                 self.verdict(
-                    "CANNOT_RUN", "CUDA is not available here, and the issue's code needs it"
+                    "CANNOT_RUN",
+                    "CUDA is not available here, and the issue's code needs it"
+                    " (it compares cuda with cpu or uses CUDA-only APIs)",
+                    "device",
                 )
             hint = " (try --device cpu)" if not self.requires_cuda else ""
-            self.verdict("CANNOT_RUN", "device cuda is not available here" + hint)
+            self.verdict("CANNOT_RUN", "device cuda is not available here" + hint, "device")
         if kind == "mps" and not torch.backends.mps.is_available():
-            self.verdict("CANNOT_RUN", "device mps is not available here")
+            self.verdict("CANNOT_RUN", "device mps is not available here", "device")
 
     def _seed(self) -> None:
         import torch
@@ -196,36 +375,122 @@ class Repro:
 
         sys.exit = recorded_exit
 
+    # -- helpers the edited code calls -------------------------------------------------
+    def mark(self, unit: int) -> None:
+        """Output printed from here on belongs to ``unit`` (-1: to none)."""
+        sys.stdout.flush()
+        written = self._stdout.total if self._stdout is not None else 0
+        self._marks.append((unit, written))
+
+    def echo(self, value: Any) -> None:
+        """What the REPL prints for an expression statement."""
+        if value is not None:
+            print(repr(value))
+
+    def run_tests(self, *cases: Any) -> None:
+        """Run unittest cases the issue defines; a failure raises AssertionError."""
+        import unittest
+
+        suite = unittest.TestSuite()
+        for case in cases:
+            suite.addTests(unittest.defaultTestLoader.loadTestsFromTestCase(case))
+        result = unittest.TextTestRunner(stream=sys.stderr, verbosity=2).run(suite)
+        if result.errors:
+            raise RuntimeError(result.errors[0][1].strip().splitlines()[-1])
+        if result.failures:
+            raise AssertionError(result.failures[0][1].strip().splitlines()[-1])
+        self.evidence["own_checks"] = True
+
     # -- outcomes ---------------------------------------------------------------------
     def finish(self, check: Optional[Callable[[], None]] = None) -> NoReturn:
-        """The issue's code ran to the end: decide by the check, or by the absence of the crash."""
+        """The issue's code ran to the end: decide by the strongest evidence there is."""
+        self.mark(-1)
         if self.incomplete:
             self.verdict("CANNOT_RUN", "INCOMPLETE: " + self.incomplete)
         if check is not None:
-            try:
-                check()
-            except NotImplementedError:
-                self.verdict("CANNOT_RUN", "INCOMPLETE: fill in check()")
-            except AssertionError as exc:
-                self.verdict(
-                    "REPRODUCED", "check failed: " + (normalise_message(str(exc)) or "assertion")
-                )
-            except Exception as exc:
-                self.verdict("CANNOT_RUN", "check() raised " + describe(exc))
-            self.verdict("NOT_REPRODUCED", "check passed on " + self.device)
+            self._run_check(check)
         self._completed("completed on " + self.device)
 
+    def _run_check(self, check: Callable[[], None]) -> NoReturn:
+        oracle = self.evidence.get("check_oracle") or "check"
+        try:
+            check()
+        except NotImplementedError:
+            self.verdict("CANNOT_RUN", "INCOMPLETE: fill in check()")
+        except AssertionError as exc:
+            detail = "check failed: " + (normalise_message(str(exc)) or "assertion")
+            self.verdict("REPRODUCED", detail, oracle)
+        except Exception as exc:
+            self.verdict("CANNOT_RUN", "check() raised " + describe(exc))
+        self.verdict("NOT_REPRODUCED", "check passed on " + self.device, oracle)
+
+    def _unit_outputs(self) -> Dict[int, List[str]]:
+        """Printed lines per unit id (id 0: everything the issue's code printed)."""
+        seen = self._stdout.seen if self._stdout is not None else ""
+        base = self._stdout.total - len(seen) if self._stdout is not None else 0
+        outputs: Dict[int, List[str]] = {}
+        marks = self._marks
+        for index, (unit, at) in enumerate(marks):
+            end = marks[index + 1][1] if index + 1 < len(marks) else at
+            if unit > 0:
+                text = seen[max(at - base, 0) : max(end - base, 0)]
+                outputs.setdefault(unit, []).extend(output_lines(text))
+        if marks and marks[0][0] == 0:
+            end = marks[-1][1]
+            text = seen[max(marks[0][1] - base, 0) : max(end - base, 0)]
+            outputs[0] = output_lines(text)
+        return outputs
+
+    def _quoted_output(self) -> "Optional[tuple[str, str]]":
+        units = self.evidence.get("units") or []
+        outputs = self._unit_outputs()
+        statuses: List[str] = []
+        shown = []
+        for unit in units:
+            printed = outputs.get(unit["id"], [])
+            found = compare_unit(printed, unit.get("actual"), unit.get("expected"))
+            statuses.extend(found)
+            if any(s != "same" and s != "fixed" for s in found):
+                shown.append(unit.get("where", "the output") + " printed " + repr(printed[:3]))
+        judged = judge_outputs(statuses, bool(self.evidence.get("deterministic")))
+        if judged is None:
+            return None
+        verdict, detail = judged
+        return verdict, detail + ("; " + "; ".join(shown)[:300] if shown else "")
+
     def _completed(self, how: str) -> NoReturn:
-        """The code ended without raising: REPRODUCED if it printed the issue's error itself."""
+        """The code ended without raising: decide by the evidence the issue gives."""
         sig = self.signature
         if sig and sig.get("message"):
             seen = "".join(t.seen for t in (self._stdout, self._stderr) if t is not None)
             line = printed_signature(seen, sig["exc_type"], sig["message"])
             if line:
-                self.verdict(
-                    "REPRODUCED", "the issue's code caught and printed the error: " + line[:200]
-                )
-        self.verdict("NOT_REPRODUCED", how + " without " + (self._expected() or "an error"))
+                detail = "the issue's code caught and printed the error: " + line[:200]
+                self.verdict("REPRODUCED", detail, "signature")
+        evidence = self.evidence
+        if evidence.get("own_checks"):
+            self.verdict("NOT_REPRODUCED", how + "; the issue's own checks passed", "assert")
+        if evidence.get("units"):
+            judged = self._quoted_output()
+            if judged is not None:
+                self.verdict(judged[0], judged[1], "quoted-output")
+        if evidence.get("crash"):
+            self.verdict("NOT_REPRODUCED", how + " without crashing", "crash")
+        if sig:
+            self.verdict("NOT_REPRODUCED", how + " without " + self._expected(), "signature")
+        if evidence.get("reports_error"):
+            self.verdict("NOT_REPRODUCED", how + " without the error the issue reports", "no-error")
+        if evidence.get("units"):
+            self.verdict(
+                "CANNOT_RUN",
+                how + ", but what it printed neither matches nor clearly differs from the"
+                " output the issue quotes: compare them, or add an assert",
+            )
+        self.verdict(
+            "CANNOT_RUN",
+            how + "; the issue gives nothing to compare with (no traceback, assert or quoted"
+            " output): add an assert, or fill in check()",
+        )
 
     def _expected(self) -> str:
         if not self.signature:
@@ -233,19 +498,39 @@ class Repro:
         sig = self.signature
         return sig["exc_type"] + (": " + sig["message"] if sig.get("message") else "")
 
-    def classify(self, exc: BaseException) -> "tuple[str, str]":
+    def classify(self, exc: BaseException) -> "tuple[str, str, str]":
+        """The verdict, detail and oracle for an exception the issue's code raised."""
         sig = self.signature
+        names = {cls.__name__ for cls in type(exc).__mro__}
+        evidence = self.evidence
         if sig and signature_matches(exc, sig["exc_type"], sig.get("message", "")):
-            return "REPRODUCED", describe(exc)
+            return "REPRODUCED", describe(exc), "signature"
         if isinstance(exc, ImportError):
-            return "CANNOT_RUN", "missing module: " + describe(exc)
-        if not sig and isinstance(exc, AssertionError):
-            return "REPRODUCED", "the issue's own assertion failed: " + describe(exc)
+            return "CANNOT_RUN", "missing module: " + describe(exc), ""
+        own = set(evidence.get("check_raises") or [])
+        if not sig and (isinstance(exc, AssertionError) or names & own):
+            return "REPRODUCED", "the issue's own check failed: " + describe(exc), "assert"
+        if (
+            evidence.get("graph_break")
+            and "Unsupported" in names
+            and "Observed exception" not in str(exc)
+        ):
+            return (
+                "REPRODUCED",
+                "fullgraph compile hit a graph break: " + describe(exc),
+                "graph-break",
+            )
+        if evidence.get("crash") and not names & set(_CODE_ERRORS):
+            detail = "raises " + describe(exc) + " instead of crashing"
+            return "NOT_REPRODUCED", detail, "crash"
         if sig:
-            return "CANNOT_RUN", "different error: got " + describe(
-                exc
-            ) + "; the issue reports " + self._expected()
-        return "CANNOT_RUN", "error, and the issue gives no signature to compare: " + describe(exc)
+            detail = "different error: got " + describe(exc) + "; the issue reports "
+            return "CANNOT_RUN", detail + self._expected(), ""
+        return (
+            "CANNOT_RUN",
+            "error, and the issue gives no signature to compare: " + describe(exc),
+            "",
+        )
 
     def _excepthook(self, exc_type: Any, exc: BaseException, tb: Any) -> None:
         if isinstance(exc, KeyboardInterrupt):
@@ -262,9 +547,29 @@ class Repro:
             self.verdict(
                 "CANNOT_RUN", "the issue's code exited with " + repr(self.exit_requested[-1])
             )
+        self.mark(-1)
         self._completed("the issue's code exited cleanly on " + self.device)
 
-    def verdict(self, verdict: str, detail: str) -> NoReturn:
+    def verdict(self, verdict: str, detail: str, oracle: str = "") -> NoReturn:
+        reported = self.evidence.get("reported_device")
+        ran_on = self.device.split(":", 1)[0]
+        if verdict != "CANNOT_RUN" and reported and reported != ran_on and oracle != "signature":
+            detail = (
+                "the issue reports the bug on "
+                + reported
+                + ", but the code ran on "
+                + ran_on
+                + " (there: "
+                + verdict
+                + " "
+                + detail[:160]
+                + "); run it with --device "
+                + reported
+                + " where "
+                + reported
+                + " is available"
+            )
+            verdict, oracle = "CANNOT_RUN", "device"
         self._done = True
         code = VERDICT_EXIT[verdict]
         sys.stderr.flush()
@@ -272,6 +577,7 @@ class Repro:
             line = json.dumps(
                 {
                     "verdict": verdict,
+                    "oracle": oracle or None,
                     "detail": detail,
                     "exit_code": code,
                     "issue": self.issue,
@@ -280,6 +586,9 @@ class Repro:
                 }
             )
         else:
-            line = VERDICT_PREFIX + " " + verdict + " " + detail
+            tag = " [" + oracle + "]" if oracle else ""
+            line = VERDICT_PREFIX + " " + verdict + tag + " " + detail
+        if self._stdout is not None:
+            sys.stdout = self._stdout._stream
         print(line, flush=True)
         os._exit(code)

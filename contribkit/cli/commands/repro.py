@@ -45,6 +45,14 @@ if TYPE_CHECKING:
 @click.option(
     "--stdout", "to_stdout", is_flag=True, help="Print repro.py instead of writing files."
 )
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0),
+    default=300.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="The script's time limit: past it, it says CANNOT_RUN (0: no limit).",
+)
 @options.force
 @options.dry_run
 @options.repo
@@ -61,6 +69,7 @@ def repro(
     refresh: bool,
     output: Path | None,
     to_stdout: bool,
+    timeout: float,
     force: bool,
     dry_run: bool,
     repo: str | None,
@@ -99,6 +108,7 @@ def repro(
             repo=repo,
             github_url=github_url,
             github_timeout=github_timeout,
+            timeout=timeout,
         )
     )
     if result.actions is None:  # --stdout
@@ -125,6 +135,15 @@ def print_summary(result: ReproResult) -> None:
     click.echo(f"signature:  {clean(summary.signature or '(none found)', single_line=True)}")
     rewrite = " (CUDA uses rewritten to --device)" if summary.device_rewrite else ""
     click.echo(f"devices:    {', '.join(summary.devices_needed)}{rewrite}")
+    click.echo(f"code:       {summary.code_lines} line(s) from {summary.code_source or '(none)'}")
+    for edit in summary.edits:
+        click.echo(f"edit:       {edit}")
+    for name, why in zip(summary.oracles, summary.oracles_why, strict=False):
+        click.echo(f"oracle:     {name}: {why}")
+    if not summary.oracles:
+        click.echo("oracle:     none: the verdict stays CANNOT_RUN until the issue gives one")
+    for item in summary.to_add:
+        click.echo(f"to add:     {item}")
     for message in result.warnings:
         click.echo(f"warning:    {clean(message, single_line=True)}")
     if dry_run and "exists" in actions.values():

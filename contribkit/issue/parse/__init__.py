@@ -27,13 +27,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from contribkit.issue.model import Comment, Issue, ParsedIssue
+from contribkit.issue.model import Comment, Issue, ParsedIssue, QuotedOutput
 from contribkit.issue.parse.env import reporter_env
 from contribkit.issue.parse.expectations import behaviour, contrasts_devices
-from contribkit.issue.parse.markdown import MAX_SOURCE_CHARS, clean, read_source
+from contribkit.issue.parse.markdown import MAX_SOURCE_CHARS, NOT_PROGRAM_ROLES, clean, read_source
+from contribkit.issue.parse.nature import issue_nature
 from contribkit.issue.parse.program import program
 from contribkit.issue.parse.scan import Scan
 from contribkit.issue.parse.signature import signatures
+from contribkit.issue.parse.transcripts import strip_output_comments
 
 __all__ = ["MAX_SOURCE_CHARS", "parse_issue"]
 
@@ -75,8 +77,13 @@ def parse_issue(issue: Issue) -> ParsedIssue:
     if not any(_has_traceback(scan) for scan in scans):
         traceback_scans = scans + [s for s in comments.authors() if _has_traceback(s)][:1]
     expected, actual = behaviour(body)
+    nature, nature_why = issue_nature(issue)
     return ParsedIssue(
-        code=code,
+        code=strip_output_comments(code),
+        transcript=code,
+        outputs=quoted_outputs(code_scan) if code else [],
+        nature=nature,
+        nature_why=nature_why,
         code_source=code_scan.source if code else "",
         blocks=[b.code for scan in scans for b in scan.blocks],
         signatures=signatures(traceback_scans, scans, clean(issue.title, "the title", [])),
@@ -110,6 +117,24 @@ class _CommentScans:
     def by_priority(self) -> Iterator[Scan]:
         """The author's comments, then the others, each group in order; no bots."""
         return (self._scan(c) for c in [*self.own, *self.others])
+
+
+def quoted_outputs(scan: Scan) -> list[QuotedOutput]:
+    """Output blocks after the first program block: "expected" under an expected heading or
+    after prose that introduces the expected result ("Expected:"), else "actual"."""
+    program_lines = [b.code.line for b in scan.blocks if b.code.kind in ("python", "repl")]
+    if not program_lines:
+        return []
+    found = []
+    for block in scan.blocks:
+        code = block.code
+        if code.kind != "output" or code.line < program_lines[0] or not code.text.strip():
+            continue
+        if block.role == "expected" or block.after_expected:
+            found.append(QuotedOutput(code.text, "expected", code.line))
+        elif block.role not in NOT_PROGRAM_ROLES or block.role == "actual":
+            found.append(QuotedOutput(code.text, "actual", code.line))
+    return found
 
 
 def _is_bot(login: str) -> bool:

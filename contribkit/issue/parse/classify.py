@@ -11,10 +11,13 @@ from contribkit.issue.parse.scan import Piece, parse_python
 from contribkit.issue.parse.signature import error_start
 from contribkit.issue.parse.transcripts import (
     PRINTED,
+    drop_non_code_lines,
     drop_trailing_output,
     has_prompts,
     has_statements,
+    is_printed_output,
     repl_pieces,
+    split_trailing_output,
 )
 
 _PYTHON_TAGS = frozenset(
@@ -104,7 +107,15 @@ def classify(content: str, tag: str) -> list[Piece]:
             ]
         return [Piece("traceback", first, text)]
     kind = _plain_kind(lines, tag)
-    return [Piece(kind, first, _finish(kind, lines))]
+    if kind != "python":
+        return [Piece(kind, first, _finish(kind, lines))]
+    code, output = split_trailing_output(
+        drop_non_code_lines(textwrap.dedent("\n".join(lines)).rstrip())
+    )
+    pieces = [Piece(kind, first, code)]
+    if output:  # pasted output under the code: kept as what the code printed
+        pieces.append(Piece("output", first + code.count("\n") + 1, output))
+    return pieces
 
 
 def _shifted(piece: Piece, by: int) -> Piece:
@@ -114,7 +125,7 @@ def _shifted(piece: Piece, by: int) -> Piece:
 def _plain_kind(lines: list[str], tag: str) -> str:
     text = textwrap.dedent("\n".join(lines))
     if tag in _SHELL_TAGS:
-        return "shell"
+        return "output" if is_printed_output(text) else "shell"
     tree = parse_python(text)
     first = next((line for line in lines if line.strip()), "")
     if _SHELL_LINE.match(first) and (first.lstrip().startswith("$") or tree is None):
@@ -131,7 +142,7 @@ def _plain_kind(lines: list[str], tag: str) -> str:
 
 def _finish(kind: str, lines: list[str]) -> str:
     text = textwrap.dedent("\n".join(lines)).rstrip()
-    return drop_trailing_output(text) if kind == "python" else text
+    return drop_trailing_output(drop_non_code_lines(text)) if kind == "python" else text
 
 
 def _starts_like_program(text: str) -> bool:

@@ -13,7 +13,11 @@ from contribkit.issue.model import CodeBlock
 from contribkit.issue.parse.classify import classify
 from contribkit.issue.parse.scan import Block, Prose, Scan, parse_python
 from contribkit.issue.parse.signature import is_header
-from contribkit.issue.parse.transcripts import has_statements
+from contribkit.issue.parse.transcripts import (
+    drop_non_code_lines,
+    has_statements,
+    is_printed_output,
+)
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -40,6 +44,11 @@ _DETAILS_TAG = re.compile(
 _TRAILING_DETAILS_TAG = re.compile(r"\s*(?:</details\s*>|<details\b[^>]*>|</summary\s*>)\s*$", re.I)
 _ANY_TAG = re.compile(r"<[^<>]*>")
 _WORKAROUND = re.compile(r"\bwork[- ]?arounds?\b", re.I)
+_INFO_PROMPT = re.compile(r"\s*(?:>>>|In \[\d*\]:)")
+_EXPECTED_LEAD = re.compile(
+    r"\bexpect(?:ed|s|ing)?\b|\bshould\s+(?:be|print|return|output|give)\b|\bcorrect\s+(?:output|result)",
+    re.I,
+)
 
 
 def read_source(source: str, what: str, text: object) -> Scan:
@@ -208,13 +217,17 @@ class _Reader:
 
     def _code(self, content: str, info: str, start: int) -> None:
         role = self._role_at(start)
+        if _INFO_PROMPT.match(info):  # ```>>> import torch: the first line sits in the info string
+            content, info, start = f"{info}\n{content}", "", start - 1
         for piece in classify(content, _tag(info)):
             line = start + piece.offset + 1
             self._add(CodeBlock(piece.kind, piece.text, info.strip(), self.scan.source, line), role)
 
     def _add(self, code: CodeBlock, role: str) -> None:
         after_workaround = bool(_WORKAROUND.search(self.last_prose))
-        self.scan.blocks.append(Block(code, role, self.section, after_workaround))
+        lead = self.last_prose.strip().rsplit("\n", 1)[-1]
+        expected = bool(_EXPECTED_LEAD.search(lead)) and lead.rstrip().endswith(":")
+        self.scan.blocks.append(Block(code, role, self.section, after_workaround, expected))
 
     def _read_unfenced_code(self) -> None:
         """Old issues paste code as plain paragraphs; read those only when nothing is fenced."""
@@ -224,13 +237,16 @@ class _Reader:
         for prose in self.scan.prose:
             if prose.heading or prose.role in NOT_PROGRAM_ROLES or not prose.raw.strip():
                 continue
-            code = _dedent(prose.raw.split("\n"))
+            code = drop_non_code_lines(_dedent(prose.raw.split("\n")))
             tree = parse_python(code)
+            line = prose.line + 1
             if tree is not None and has_statements(tree):
-                line = prose.line + 1
                 block = CodeBlock("python", code, "", self.scan.source, line)
                 self.scan.blocks.append(Block(block, prose.role, prose.section, False))
                 found.append(line)
+            elif found and is_printed_output(code):  # the output pasted under unfenced code
+                block = CodeBlock("output", code, "", self.scan.source, line)
+                self.scan.blocks.append(Block(block, prose.role, prose.section, False))
         if found:
             self.scan.warnings.append(
                 f"the {self.scan.source} has no code fences; read Python from plain text at"

@@ -17,6 +17,7 @@ def program(scan: Scan) -> tuple[str, list[str]]:
     """
     parts: list[str] = []
     notes: list[str] = []
+    seen = _SeenLines()
     for block in scan.blocks:
         code = block.code
         if code.kind not in ("python", "repl") or not code.text.strip():
@@ -28,16 +29,35 @@ def program(scan: Scan) -> tuple[str, list[str]]:
             )
         elif parts and block.after_workaround:
             notes.append(f"left out {where}: the text calls it a workaround")
-        elif any(_repeats(code.text, earlier) for earlier in parts):
+        elif seen.contains(code.text):
             notes.append(f"left out {where}: it repeats an earlier block")
         else:
             parts.append(code.text)
+            seen.add(code.text)
     return _merge(parts), notes
 
 
-def _repeats(code: str, earlier: str) -> bool:
-    """True when ``code`` appears in ``earlier`` as whole lines."""
-    return f"\n{code.strip()}\n" in f"\n{earlier.strip()}\n"
+class _SeenLines:
+    """The lines of the blocks kept so far, indexed by content: whether a block appears in one
+    of them as whole lines is answered by checking only where its first line occurs (linear in
+    the number of blocks, where comparing each block with every earlier one was quadratic)."""
+
+    _MAX_CANDIDATES = 64
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.where: dict[str, list[int]] = {}
+
+    def add(self, text: str) -> None:
+        for line in text.strip().split("\n"):
+            self.where.setdefault(line, []).append(len(self.lines))
+            self.lines.append(line)
+        self.lines.append("\x00")  # no match spans two blocks
+
+    def contains(self, text: str) -> bool:
+        lines = text.strip().split("\n")
+        starts = self.where.get(lines[0], [])[: self._MAX_CANDIDATES]
+        return any(self.lines[start : start + len(lines)] == lines for start in starts)
 
 
 def _merge(parts: list[str]) -> str:

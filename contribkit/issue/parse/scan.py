@@ -18,6 +18,7 @@ class Block:
     role: str
     section: int
     after_workaround: bool  # the prose just before it calls it a workaround
+    after_expected: bool = False  # the prose just before introduces the expected result
 
 
 @dataclass

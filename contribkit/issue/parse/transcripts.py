@@ -12,6 +12,16 @@ from contribkit.issue.parse.signature import error_start
 
 _PROMPT = re.compile(r"(?:>>>|In \[\d*\]:)(?: |$)")
 _CONTINUATION = re.compile(r"(?:\.\.\.|\s*\.\.\.+:)(?: |$)")
+_PDB_PROMPT = re.compile(r"\(Pdb\) ?")
+_OUT_PROMPT = re.compile(r"Out\[\d*\]:\s?")
+# pdb commands that are not Python: they are dropped from the code.
+_PDB_COMMANDS = re.compile(
+    r"(?:[nscrlwudbqj]|next|step|cont(?:inue)?|return|list|ll|where|bt|up|down|break|quit|exit"
+    r"|args|a|until|unt|jump|tbreak|clear|disable|enable|display|undisplay|interact|help|h)"
+    r"(?:\s+\S.*)?$"
+)
+# A comment line holding what a transcript printed for the statement above it.
+OUTPUT_COMMENT = "#:"
 # The first line of a printed value that does not parse: `tensor([1.], grad_fn=<AddBackward0>)`.
 PRINTED = re.compile(r"\s*[\[(]*(?:tensor|array|torch\.Size|Parameter containing:)(?:\(|$)")
 # Call names that only appear in printed values: `tensor([1., 2.])`, `torch.Size([2])`, ...
@@ -21,33 +31,113 @@ _REPR_CALLS = frozenset(
 
 
 def has_prompts(lines: list[str]) -> bool:
-    return any(_PROMPT.match(line) for line in lines)
+    return any(_PROMPT.match(line) or _PDB_PROMPT.match(line) for line in lines)
+
+
+def _prompt_code(line: str, in_statement: bool) -> str | None:
+    """The code on a prompt line (pdb commands translated or dropped), else None."""
+    prompt = _PROMPT.match(line) or (_CONTINUATION.match(line) if in_statement else None)
+    if prompt is not None:
+        return line[prompt.end() :]
+    pdb = _PDB_PROMPT.match(line)
+    if pdb is None:
+        return None
+    command = line[pdb.end() :].strip()
+    if command.startswith("!"):
+        return command[1:]
+    if command.startswith(("p ", "pp ")):
+        return command.split(" ", 1)[1]
+    if not command or _PDB_COMMANDS.fullmatch(command):
+        return ""
+    return command if parse_python(command) is not None else ""
 
 
 def repl_pieces(lines: list[str]) -> list[Piece]:
-    """A REPL transcript's code (prompts stripped) and the traceback in its output, if any."""
+    """A transcript's code (prompts stripped) and the traceback in its output, if any.
+
+    What a statement printed follows it as ``#: `` comment lines (``#:`` alone when an
+    expression statement printed nothing, as a REPL does for None): the observed output the
+    oracles compare with. Output from the first traceback on is the traceback piece instead.
+    """
+    error = _output_error(lines)
     code: list[str] = []
-    output: list[tuple[int, str]] = []
+    statement: list[str] = []
+    printed: list[str] = []
     in_statement = False
+
+    def close(raised: bool = False) -> None:
+        if not statement:
+            return
+        code.extend(statement)
+        if printed and not raised:
+            code.extend(f"{OUTPUT_COMMENT} {line}".rstrip() for line in printed)
+        elif not raised and _is_expression("\n".join(statement)):
+            code.append(OUTPUT_COMMENT)
+        statement.clear()
+        printed.clear()
+
+    in_error = False
+    error_lines: list[str] = []
     for number, line in enumerate(lines):
-        prompt = _PROMPT.match(line)
-        if prompt is None and in_statement:
-            prompt = _CONTINUATION.match(line)
-        if prompt is not None:
-            code.append(line[prompt.end() :])
+        in_error = (in_error or number == error) and _prompt_code(line, False) is None
+        if number == error:
+            close(raised=True)
+        if in_error:
+            error_lines.append(line)
+            continue
+        continuation = in_statement and not printed and _CONTINUATION.match(line)
+        if continuation:
+            statement.append(line[continuation.end() :])
+            continue
+        text = _prompt_code(line, False)
+        if text is not None:
+            close()
+            statement.append(text)
             in_statement = True
+        elif line.lstrip().startswith("#"):  # a comment between prompts: not output
+            close()
+            in_statement = False
+            code.append(line.strip())
         else:
             in_statement = False
-            output.append((number, line))
+            if line.strip() and statement:
+                printed.append(_OUT_PROMPT.sub("", line, count=1))
+    close()
     pieces: list[Piece] = []
     code_text = "\n".join(code).strip("\n")
-    if code_text.strip():
+    if code_text.strip() and any(c.strip() and not c.startswith("#") for c in code):
         pieces.append(Piece("repl", 0, code_text))
-    error = error_start([line for _, line in output])
     if error is not None:
-        text = "\n".join(line for _, line in output[error:])
-        pieces.append(Piece("traceback", output[error][0], textwrap.dedent(text).strip("\n")))
+        pieces.append(
+            Piece("traceback", error, textwrap.dedent("\n".join(error_lines)).strip("\n"))
+        )
     return pieces
+
+
+def _output_error(lines: list[str]) -> int | None:
+    """The line where a traceback starts among the transcript's output lines."""
+    output = [(n, line) for n, line in enumerate(lines) if _prompt_code(line, True) is None]
+    start = error_start([line for _, line in output])
+    return output[start][0] if start is not None else None
+
+
+def _is_expression(code: str) -> bool:
+    tree = parse_python(code)
+    return (
+        tree is not None
+        and len(tree.body) == 1
+        and isinstance(tree.body[0], ast.Expr)
+        and not (
+            isinstance(tree.body[0].value, ast.Call) and _call_name(tree.body[0].value) == "print"
+        )
+    )
+
+
+def strip_output_comments(code: str) -> str:
+    """``code`` without the ``#:`` lines that hold a transcript's printed output."""
+    lines = code.split("\n")
+    kept = "\n".join(line for line in lines if not line.lstrip().startswith(OUTPUT_COMMENT))
+    return kept.rstrip("\n") + "\n" if code.endswith("\n") else kept
 
 
 def has_statements(tree: ast.Module) -> bool:
@@ -95,9 +185,14 @@ def _call_name(node: ast.Call) -> str:
 
 def drop_trailing_output(code: str) -> str:
     """Cut printed values pasted after the code: a final ``tensor([...])`` the code never defines."""
+    return split_trailing_output(code)[0]
+
+
+def split_trailing_output(code: str) -> tuple[str, str]:
+    """``code`` less the printed values pasted after it, and those values ("" when none)."""
     tree = parse_python(code)
     if tree is None or len(tree.body) < 2:
-        return code
+        return code, ""
     bound = _bound_names(tree)
     cut = len(tree.body)
     while cut > 1:
@@ -112,8 +207,29 @@ def drop_trailing_output(code: str) -> str:
             break
         cut -= 1
     if cut == len(tree.body):
-        return code
-    return "\n".join(code.split("\n")[: tree.body[cut].lineno - 1]).rstrip()
+        return code, ""
+    lines = code.split("\n")
+    at = tree.body[cut].lineno - 1
+    return "\n".join(lines[:at]).rstrip(), "\n".join(lines[at:]).strip("\n")
+
+
+_NOT_CODE_LINE = re.compile(r"\s*(?:cc:?(?:\s+@[\w.-]+)+\s*$|@pytorch-?bot\b)", re.I)
+
+
+def drop_non_code_lines(text: str) -> str:
+    """``text`` without ``cc @user`` and bot-command lines: they are never code."""
+    return "\n".join(line for line in text.split("\n") if not _NOT_CODE_LINE.match(line))
+
+
+def is_printed_output(text: str) -> bool:
+    """Only printed values (``tensor([1.])``, ``True``, ``[1, 2]``), no statements."""
+    tree = parse_python(text)
+    first = next((line for line in text.split("\n") if line.strip()), "")
+    if tree is not None:
+        bare = all(isinstance(s, ast.Expr) and isinstance(s.value, ast.Name) for s in tree.body)
+        looks = bool(PRINTED.match(first) or re.search(r"\d|True|False", text))
+        return bool(tree.body) and not has_statements(tree) and not bare and looks
+    return bool(PRINTED.match(first))
 
 
 def _bound_names(tree: ast.Module) -> set[str]:

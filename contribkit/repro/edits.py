@@ -1,0 +1,309 @@
+"""The edit actions a careful human makes to run an issue's snippet, each one recorded.
+
+Applied to code that already parses (with top-level ``await`` allowed): add the imports its
+free names need; call functions and run ``unittest`` cases it defines but never calls; echo
+the values a transcript or notebook cell shows and mark the statements whose printed output
+the issue quotes; hoist ``from __future__``; run top-level ``await`` in ``asyncio.run``. The
+edits are span insertions (never ``ast.unparse``), so the code stays as the reporter wrote it.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import io
+import re
+import tokenize
+from dataclasses import dataclass, field
+from typing import Any
+
+from contribkit.core.astnames import dotted, source_lines
+from contribkit.issue.parse.transcripts import OUTPUT_COMMENT, is_printed_output
+from contribkit.repro.codefacts import Edit, apply_edits, parse_code
+
+# Free names a snippet uses without importing them -> the import a human adds.
+KNOWN_IMPORTS = {
+    "torch": "import torch",
+    "nn": "import torch.nn as nn",
+    "F": "import torch.nn.functional as F",
+    "optim": "import torch.optim as optim",
+    "Variable": "from torch.autograd import Variable",
+    "Tensor": "from torch import Tensor",
+    "np": "import numpy as np",
+    "numpy": "import numpy",
+    "math": "import math",
+    "time": "import time",
+    "os": "import os",
+    "sys": "import sys",
+    "random": "import random",
+    "copy": "import copy",
+    "itertools": "import itertools",
+    "functools": "import functools",
+    "collections": "import collections",
+    "gc": "import gc",
+    "unittest": "import unittest",
+}
+_BUILTINS = set(dir(builtins)) | {"DEVICE", "_repro", "__file__", "__name__"}
+_RANDOM_CALL = re.compile(
+    r"(?:^|\.)(?:rand|randn|randint|randperm|rand_like|randn_like|randint_like|normal_?|"
+    r"uniform_?|bernoulli_?|multinomial|random_|exponential_|cauchy_|dropout|Dropout\d?d?|"
+    r"shuffle|choice|sample|Linear|Conv\dd|ConvTranspose\dd|LSTM|GRU|RNN|Embedding|"
+    r"MultiheadAttention|Bilinear)$"
+)
+_SEEDS = re.compile(r"(?:manual_seed|random\.seed|np\.random\.seed|numpy\.random\.seed)$")
+_ASSERT_CALL = re.compile(
+    r"(?:^|\.)(?:assert_close|assert_allclose|assert_equal|assert_array_equal|"
+    r"assert_array_almost_equal|assert_almost_equal|assert\w*Equal|assertTrue|assertFalse|"
+    r"assertRaises\w*|assertIs\w*|assertIn|assertGreater\w*|assertLess\w*)$"
+)
+
+
+@dataclass
+class EditedCode:
+    text: str
+    future: list[str] = field(default_factory=list)  # hoisted __future__ imports
+    edits: list[str] = field(default_factory=list)  # one line per edit action, in order
+    units: list[dict[str, Any]] = field(default_factory=list)  # quoted output per statement
+    own_checks: bool = False  # the code asserts something itself, on a path that runs
+    check_raises: list[str] = field(default_factory=list)  # X in a top-level `if ...: raise X`
+    deterministic: bool = True  # no unseeded randomness
+    uses_random: bool = False
+
+
+def edit_code(code: str) -> EditedCode:
+    """Apply the edit actions to ``code`` (which parses); see the module docstring."""
+    tree = parse_code(code)
+    if tree is None:
+        return EditedCode(code)
+    result = EditedCode(code)
+    spans: list[Edit] = []
+    lines = source_lines(code)
+    bound, loaded = _names(tree)
+    spans += _hoist_future(tree, lines, result)
+    spans += _mark_outputs(tree, lines, result)
+    calls = _uncalled(tree, loaded, result)
+    _own_checks(tree, loaded | {c.split("(")[0] for c in calls}, result)
+    _randomness(tree, result)
+    imports = [KNOWN_IMPORTS[n] for n in sorted(loaded - bound - _BUILTINS) if n in KNOWN_IMPORTS]
+    if imports:
+        names = ", ".join(sorted(n for n in loaded - bound if n in KNOWN_IMPORTS))
+        result.edits.insert(0, f"add imports for the free names {names}: {'; '.join(imports)}")
+    text = apply_edits(code, spans)
+    body = "\n".join([*imports, text.rstrip("\n"), *calls]) + "\n"
+    if _has_top_level_await(tree):
+        indented = "\n".join(f"    {line}" if line.strip() else "" for line in body.split("\n"))
+        body = (
+            f"import asyncio\n\n\nasync def _contribkit_main():\n{indented.rstrip()}\n\n\n"
+            "asyncio.run(_contribkit_main())\n"
+        )
+        result.edits.append("run the code in asyncio.run(): it uses top-level await")
+    result.text = body
+    return result
+
+
+def _names(tree: ast.Module) -> tuple[set[str], set[str]]:
+    """Names bound anywhere (any scope) and names read anywhere."""
+    bound: set[str] = set()
+    loaded: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (loaded if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            bound.update(node.names)
+    return bound, loaded
+
+
+def _hoist_future(tree: ast.Module, lines: list[str], result: EditedCode) -> list[Edit]:
+    spans = []
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__":
+            result.future.append(ast.unparse(stmt))
+            end = stmt.end_lineno or stmt.lineno
+            spans.append(Edit(stmt.lineno, 0, end, _width(lines, end), "", "pass"))
+    if result.future:
+        result.edits.append(
+            "hoist " + "; ".join(result.future) + " to the top of the script (it must come first)"
+        )
+    return spans
+
+
+def _width(lines: list[str], line: int) -> int:
+    return len(lines[line - 1].rstrip("\r\n").encode("utf-8")) if line - 1 < len(lines) else 0
+
+
+def _comments(lines: list[str]) -> dict[int, str]:
+    """1-based line -> the comment on it."""
+    found: dict[int, str] = {}
+    try:
+        for token in tokenize.generate_tokens(io.StringIO("".join(lines)).readline):
+            if token.type == tokenize.COMMENT:
+                found[token.start[0]] = token.string
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        pass
+    return found
+
+
+def _quoted_after(stmt: ast.stmt, lines: list[str], comments: dict[int, str]) -> list[str] | None:
+    """The output the issue shows for ``stmt``: ``#:`` lines under it (a transcript), or a
+    value in a comment on its last line or on the lines right under it."""
+    end = stmt.end_lineno or stmt.lineno
+    shown: list[str] = []
+    number = end + 1
+    while number <= len(lines) and lines[number - 1].lstrip().startswith(OUTPUT_COMMENT):
+        shown.append(lines[number - 1].lstrip()[len(OUTPUT_COMMENT) :].removeprefix(" ").rstrip())
+        number += 1
+    if number > end + 1:
+        return [line for line in shown if line.strip()]
+    if not _is_print(stmt):
+        return None
+    texts = [comments[end].lstrip("#").strip()] if end in comments else []
+    number = end + 1
+    while not texts and number <= len(lines) and lines[number - 1].lstrip().startswith("#"):
+        texts.append(lines[number - 1].lstrip().lstrip("#").strip())
+        number += 1
+    values = [t for t in texts if t and _quoted_value(t)]
+    return values or None
+
+
+def _quoted_value(text: str) -> bool:
+    if text in ("True", "False", "None", "nan", "inf"):
+        return True
+    return is_printed_output(text) and not re.fullmatch(r"[A-Za-z_][\w ]*", text)
+
+
+def _is_print(stmt: ast.stmt) -> bool:
+    return (
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Call)
+        and dotted(stmt.value.func) == "print"
+    )
+
+
+def _mark_outputs(tree: ast.Module, lines: list[str], result: EditedCode) -> list[Edit]:
+    """Mark top-level statements with quoted output, echo expression statements as a REPL
+    does, and echo a bare expression that ends the code (a notebook cell shows its value)."""
+    comments = _comments(lines)
+    spans: list[Edit] = []
+    echoed = 0
+    for index, stmt in enumerate(tree.body):
+        shown = _quoted_after(stmt, lines, comments)
+        last = index == len(tree.body) - 1
+        echo = isinstance(stmt, ast.Expr) and not _is_print(stmt) and (shown is not None or last)
+        if shown is None and not echo:
+            continue
+        end = stmt.end_lineno or stmt.lineno
+        width = _width(lines, end)
+        prefix = ""
+        inserts: dict[tuple[int, int], str] = {}
+        if echo:
+            assert isinstance(stmt, ast.Expr)
+            value = stmt.value
+            assert value.end_lineno is not None and value.end_col_offset is not None
+            inserts[(value.end_lineno, value.end_col_offset)] = ")"
+            prefix = "_repro.echo("
+            echoed += 1
+        if shown is not None:
+            unit = len(result.units) + 1
+            result.units.append({"id": unit, "where": f"line {stmt.lineno}", "actual": shown})
+            prefix = f"_repro.mark({unit}); " + prefix
+            inserts[(end, width)] = inserts.get((end, width), "") + "\n_repro.mark(-1)"
+        spans.append(Edit(stmt.lineno, stmt.col_offset, stmt.lineno, stmt.col_offset, "", prefix))
+        spans += [Edit(line, col, line, col, "", text) for (line, col), text in inserts.items()]
+    if result.units:
+        result.edits.append(
+            f"compare what {len(result.units)} statement(s) print with the output the issue shows"
+        )
+    if echoed:
+        result.edits.append(f"echo {echoed} expression value(s), as the REPL or notebook did")
+    return spans
+
+
+def _uncalled(tree: ast.Module, loaded: set[str], result: EditedCode) -> list[str]:
+    """Calls for the functions and unittest cases the code defines but never runs."""
+    calls: list[str] = []
+    cases: list[str] = []
+    runs_tests = any(
+        isinstance(n, ast.Call) and dotted(n.func).endswith(("unittest.main", "run_tests"))
+        for n in ast.walk(tree)
+    )
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ClassDef) and not runs_tests:
+            if any(dotted(b).rsplit(".", 1)[-1].endswith("TestCase") for b in stmt.bases):
+                cases.append(stmt.name)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name not in loaded:
+            args = stmt.args
+            required = len(args.posonlyargs) + len(args.args) - len(args.defaults)
+            required += sum(1 for d in args.kw_defaults if d is None)
+            if required == 0:
+                call = f"{stmt.name}()"
+                if isinstance(stmt, ast.AsyncFunctionDef):
+                    call = f"__import__('asyncio').run({stmt.name}())"
+                calls.append(call)
+    if calls:
+        result.edits.append(f"call what the code defines but never calls: {', '.join(calls)}")
+    if cases:
+        calls.append(f"_repro.run_tests({', '.join(cases)})")
+        result.edits.append(f"run the unittest case(s) {', '.join(cases)}")
+    return calls
+
+
+def _own_checks(tree: ast.Module, reachable: set[str], result: EditedCode) -> None:
+    """Whether the code checks its result itself (assert, assert_close, ``if ...: raise X``) on
+    a path that runs: at top level, or in a function or class that is used."""
+    stack: list[ast.AST] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if node.name in reachable or isinstance(node, ast.ClassDef):
+                stack.extend(node.body)
+            continue
+        if _is_check(node):
+            result.own_checks = True
+        elif isinstance(node, ast.If) and node in tree.body:
+            for inner in node.body:
+                if isinstance(inner, ast.Raise) and inner.exc is not None:
+                    exc = inner.exc.func if isinstance(inner.exc, ast.Call) else inner.exc
+                    name = dotted(exc).rsplit(".", 1)[-1]
+                    if name:
+                        result.check_raises.append(name)
+                        result.own_checks = True
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _is_check(node: ast.AST) -> bool:
+    if isinstance(node, ast.Assert):
+        return not _precondition(node)
+    return isinstance(node, ast.Call) and bool(_ASSERT_CALL.search(dotted(node.func)))
+
+
+def _precondition(node: ast.Assert) -> bool:
+    text = ast.unparse(node.test)
+    return bool(re.search(r"is_available|__version__|version|device_count|isinstance", text))
+
+
+def _randomness(tree: ast.Module, result: EditedCode) -> None:
+    names = [dotted(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    result.uses_random = any(_RANDOM_CALL.search(name) for name in names if name)
+    seeded = any(_SEEDS.search(name) for name in names if name)
+    result.deterministic = not result.uses_random or seeded
+    if result.uses_random:
+        result.edits.append("seed random, torch and numpy with 0 before the code runs")
+
+
+def _has_top_level_await(tree: ast.Module) -> bool:
+    stack: list[ast.AST] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Await, ast.AsyncFor, ast.AsyncWith)):
+            return True
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+    return False

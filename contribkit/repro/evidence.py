@@ -1,0 +1,128 @@
+"""Oracles from evidence: which facts of the issue can decide its verdict, strongest first.
+
+:func:`gather_evidence` reads the parsed issue, the code's facts and the edits made, and returns
+an :class:`Evidence`: the ``evidence`` mapping the script's runtime reads (see
+``target/reprolib.py``'s ``Repro``), the oracles in the order the runtime tries them, why each
+applies, and what the user could add when none does.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from contribkit.issue.model import Issue, ParsedIssue
+from contribkit.repro.codefacts import CodeFacts
+from contribkit.repro.edits import EditedCode
+
+_CRASH = re.compile(
+    r"segmentation\s+fault|seg\s?fault|\bSIGSEGV\b|\bSIGFPE\b|\bSIGABRT\b|\bSIGILL\b|\bSIGBUS\b"
+    r"|floating[\s-]point\s+exception|core\s+dumped|illegal\s+instruction|\bbus\s+error\b"
+    r"|\bcrash(?:es|ed|ing)?\b",
+    re.I,
+)
+_ERROR_WORDS = re.compile(
+    r"\b(?:errors?|exceptions?|fails?|failed|failing|failure|raises?|raised|throws?|thrown)\b",
+    re.I,
+)
+_ENV_START = re.compile(
+    r"^\s*(?:#+\s*(?:versions?|environment|env)\b|Collecting environment information"
+    r"|PyTorch version:)",
+    re.I | re.M,
+)
+_FULLGRAPH = re.compile(r"fullgraph['\"]?\s*[=:]\s*True")
+
+
+@dataclass
+class Evidence:
+    runtime: dict[str, Any] = field(default_factory=dict)  # the script's ``evidence=``
+    oracles: list[str] = field(default_factory=list)  # names, strongest first
+    why: list[str] = field(default_factory=list)  # one line per oracle
+    to_add: list[str] = field(default_factory=list)  # what would give a definite verdict
+
+    @property
+    def decides(self) -> bool:
+        return bool(self.oracles)
+
+
+def _report_text(issue: Issue) -> str:
+    """The title and the body above its environment section."""
+    body = issue.body if isinstance(issue.body, str) else ""
+    cut = _ENV_START.search(body)
+    return f"{issue.title}\n{body[: cut.start()] if cut else body}"
+
+
+def gather_evidence(
+    issue: Issue, parsed: ParsedIssue, facts: CodeFacts, edited: EditedCode, rewrite: bool
+) -> Evidence:
+    ev = Evidence()
+    found: dict[str, Any] = {}
+    text = _report_text(issue)
+    if edited.own_checks:
+        ev.oracles.append("assert")
+        ev.why.append("the issue's code checks its result itself (assert / assert_close / raise)")
+        found["own_checks"] = True  # on a path that runs: passing them to the end decides
+        found["check_raises"] = edited.check_raises
+    if parsed.signature is not None:
+        ev.oracles.append("signature")
+        ev.why.append(f"the issue reports the error {parsed.signature}")
+    units = list(edited.units)
+    program = _program_unit(parsed)
+    if program is not None:
+        units.insert(0, program)
+    if units:
+        found["units"] = units
+        ev.oracles.append("quoted-output")
+        ev.why.append(f"the issue quotes the output of {len(units)} part(s) of its code")
+    crash = bool(_CRASH.search(text))
+    if crash:
+        found["crash"] = True
+        ev.oracles.append("crash")
+        ev.why.append("the issue reports a process crash (segfault, floating point exception…)")
+    if facts.comparison is not None:
+        name = "compile-vs-eager" if facts.uses_compile else "compare"
+        found["check_oracle"] = name
+        ev.oracles.append(name)
+        ev.why.append(
+            f"the code compares {facts.comparison.actual} with {facts.comparison.expected}"
+        )
+    code_text = parsed.code
+    if facts.uses_compile and _FULLGRAPH.search(code_text) and _ERROR_WORDS.search(text):
+        found["graph_break"] = True
+        ev.oracles.append("graph-break")
+        ev.why.append("a fullgraph=True compile the issue says fails: a graph break reproduces it")
+    if parsed.signature is None and not crash and _ERROR_WORDS.search(f"{text}\n{code_text}"):
+        found["reports_error"] = True
+        ev.oracles.append("no-error")
+        ev.why.append("the issue reports an error (no traceback): a clean run does not reproduce")
+    found["deterministic"] = edited.deterministic
+    if rewrite:
+        found["reported_device"] = "cuda"
+    ev.runtime = found
+    if not ev.oracles:
+        ev.to_add = [
+            "the error's traceback (Type: message), or",
+            "an assert (or torch.testing.assert_close) that fails while the bug is there, or",
+            "the output the code prints now and the output it should print",
+        ]
+    return ev
+
+
+def _program_unit(parsed: ParsedIssue) -> dict[str, Any] | None:
+    """The output quoted under the code (and the expected output), as runtime unit 0."""
+    actual = [line for o in parsed.outputs if o.role == "actual" for line in _lines(o.text)]
+    expected = [line for o in parsed.outputs if o.role == "expected" for line in _lines(o.text)]
+    if not actual and not expected:
+        return None
+    return {
+        "id": 0,
+        "where": "the code",
+        "actual": actual or None,
+        "expected": expected or None,
+    }
+
+
+def _lines(text: str) -> list[str]:
+    """The printed lines of a quoted output, less comment lines ("#### output ####")."""
+    return [line.rstrip() for line in text.split("\n") if line.strip() and line[:1] != "#"]
