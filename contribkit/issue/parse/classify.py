@@ -94,7 +94,8 @@ def classify(content: str, tag: str) -> list[Piece]:
     text = "\n".join(lines)
     if is_collect_env(lines):
         return [Piece("collect_env", first, text)]
-    if has_prompts(lines) and parse_python(text) is None:
+    ipython = any(re.match(r"In \[\d*\]: ", line) for line in lines)  # `In [1]: x = 1` parses
+    if has_prompts(lines) and (ipython or parse_python(text) is None):
         return [_shifted(p, first) for p in repl_pieces(lines)]
     error = error_start(lines)
     if error is not None:

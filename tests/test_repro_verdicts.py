@@ -1,0 +1,333 @@
+"""Verdicts from evidence: transcript assembly, edit actions, oracles, refusals, time limits.
+
+The issues here are written for these tests, in the shapes real reports take.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from contribkit.core.render import write_outputs
+from contribkit.core.verdict import parse_verdict
+from contribkit.issue.model import Issue
+from contribkit.issue.parse import parse_issue
+from contribkit.repro.plan import plan_repro
+from contribkit.repro.spec import build_spec
+from contribkit.target.reprolib import compare_unit, judge_outputs, same_line
+
+FENCE = "`" * 3
+
+
+def md(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n").replace("'''", FENCE)
+
+
+def issue(body: str, title: str = "A bug", labels: list[str] | None = None) -> Issue:
+    return Issue(title=title, body=md(body), number=7, repo="pytorch/pytorch", labels=labels or [])
+
+
+def script_for(tmp_path: Path, the_issue: Issue, timeout: float = 300.0) -> Path:
+    plan = plan_repro(the_issue, parse_issue(the_issue), timeout)
+    write_outputs(plan.output_files(tmp_path / "issue-7"))
+    return tmp_path / "issue-7" / "repro.py"
+
+
+def run(script: Path, *args: str) -> tuple[int, str]:
+    proc = subprocess.run(
+        [sys.executable, str(script), "--device", "cpu", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=script.parent,
+    )
+    lines = proc.stdout.strip().splitlines()
+    return proc.returncode, lines[-1] if lines else ""
+
+
+# -- transcripts -------------------------------------------------------------------------------
+
+
+def test_repl_output_is_kept_as_observed_output() -> None:
+    parsed = parse_issue(
+        issue(
+            """
+            '''
+            >>> x = torch.tensor([3, 4])
+            >>> x.sum()
+            tensor(7)
+            >>> x.dtype
+            torch.int64
+            '''
+            """
+        )
+    )
+    assert parsed.code == "x = torch.tensor([3, 4])\nx.sum()\nx.dtype\n"
+    assert parsed.transcript == (
+        "x = torch.tensor([3, 4])\nx.sum()\n#: tensor(7)\nx.dtype\n#: torch.int64\n"
+    )
+
+
+def test_ipython_out_prompts_and_pdb_sessions() -> None:
+    parsed = parse_issue(
+        issue(
+            """
+            '''
+            In [1]: y = [1, 2]
+
+            In [2]: len(y)
+            Out[2]: 2
+            '''
+
+            '''
+            (Pdb) p y[0]
+            1
+            (Pdb) n
+            (Pdb) !z = 5
+            '''
+            """
+        )
+    )
+    assert parsed.transcript.split("\n")[:3] == ["y = [1, 2]", "len(y)", "#: 2"]
+    assert "y[0]\n#: 1" in parsed.transcript and "z = 5" in parsed.transcript
+    assert "\nn\n" not in parsed.transcript
+
+
+def test_prompt_in_the_info_string_and_cc_lines_are_handled() -> None:
+    parsed = parse_issue(
+        issue(
+            """
+            '''>>> a = 1
+            >>> a + 1
+            2
+            '''
+
+            cc @someone @another
+            """
+        )
+    )
+    assert parsed.code == "a = 1\na + 1\n"
+    no_fence = parse_issue(issue("import math\nprint(math.pi)\n\ncc @someone @another\n"))
+    assert "cc" not in no_fence.code
+
+
+def test_output_pasted_under_code_is_split_off() -> None:
+    parsed = parse_issue(
+        issue(
+            """
+            '''python
+            import torch
+            print(torch.tensor([1.5]).floor())
+            tensor([1.])
+            '''
+            Expected:
+            '''
+            tensor([1.])
+            '''
+            """
+        )
+    )
+    assert parsed.code == "import torch\nprint(torch.tensor([1.5]).floor())\n"
+    assert [(o.role, o.text) for o in parsed.outputs] == [
+        ("actual", "tensor([1.])"),
+        ("expected", "tensor([1.])"),
+    ]
+
+
+def test_many_repeated_blocks_are_dropped() -> None:
+    blocks = "\n\n".join(f"{FENCE}python\nimport os\nprint(os.sep)\n{FENCE}" for _ in range(3000))
+    parsed = parse_issue(Issue(title="t", body=blocks))
+    assert parsed.code == "import os\nprint(os.sep)\n"
+
+
+# -- edit actions ------------------------------------------------------------------------------
+
+
+def spec_of(code: str, title: str = "A bug"):  # type: ignore[no-untyped-def]
+    the_issue = issue(f"'''python\n{code}\n'''\n", title)
+    return build_spec(the_issue, parse_issue(the_issue), "digest")
+
+
+def test_free_names_get_their_imports() -> None:
+    spec = spec_of("x = torch.ones(2)\ny = F.relu(x)\nz = np.zeros(1)\nprint(nn.Linear)")
+    text = spec.code.edited.text
+    for line in ("import torch", "import torch.nn.functional as F", "import numpy as np"):
+        assert line in text
+    assert "import torch.nn as nn" in text
+    assert any(e.startswith("add imports for the free names") for e in spec.edits)
+
+
+def test_uncalled_functions_and_test_cases_are_run() -> None:
+    spec = spec_of(
+        "import unittest\nimport torch\n\ndef test_sum():\n    assert torch.ones(2).sum() == 2\n\n"
+        "class T(unittest.TestCase):\n    def test_a(self):\n        self.assertEqual(1, 1)\n"
+    )
+    text = spec.code.edited.text
+    assert text.rstrip().endswith("test_sum()\n_repro.run_tests(T)")
+    assert "assert" in spec.evidence.oracles
+
+
+def test_future_imports_are_hoisted_and_await_is_run(tmp_path: Path) -> None:
+    spec = spec_of(
+        "from __future__ import annotations\nimport asyncio\nawait asyncio.sleep(0)\nprint(1)"
+    )
+    assert spec.code.edited.future == ["from __future__ import annotations"]
+    assert "asyncio.run(_contribkit_main())" in spec.code.edited.text
+    the_issue = issue("'''python\nfrom __future__ import annotations\nawait f()\n'''\n")
+    compile(script_for(tmp_path, the_issue).read_text(), "repro.py", "exec")
+
+
+def test_generated_scripts_always_compile(tmp_path: Path) -> None:
+    for n, code in enumerate(("x = (1,\n", ">>> y = [", "def f(:\n  pass", "print(1)  # 1")):
+        the_issue = issue(f"'''python\n{code}\n'''\n")
+        compile(script_for(tmp_path / str(n), the_issue).read_text(), "repro.py", "exec")
+
+
+def test_edits_are_in_meta_json_and_the_header(tmp_path: Path) -> None:
+    script = script_for(tmp_path, issue("'''python\nprint(torch.ones(1))\n'''\n"))
+    meta = json.loads((script.parent / "meta.json").read_text())
+    assert meta["edits"] and meta["edits"][0].startswith("add imports")
+    assert "Edit: add imports" in script.read_text()
+
+
+# -- the quoted-output oracle (pure) -----------------------------------------------------------
+
+
+def test_same_line_ignores_spacing_and_print_precision() -> None:
+    assert same_line("tensor([ 0, -1], dtype=torch.int32)", "tensor([0, -1], dtype=torch.int32)")
+    assert same_line("tensor(0.40800)", "tensor(0.4080)")
+    assert same_line("module.training=False", "False")
+    assert not same_line("tensor(0.4080)", "tensor(0.4082)")
+    assert not same_line("tensor(nan)", "tensor(1.)")
+
+
+def test_judging_line_statuses() -> None:
+    fixed_and_bug = compare_unit(["a 1", "b 3"], ["a 0", "b 3"], ["a 1", "b 2"])
+    assert fixed_and_bug == ["fixed", "bug"]
+    assert judge_outputs(fixed_and_bug, True) is not None
+    assert judge_outputs(fixed_and_bug, True)[0] == "REPRODUCED"  # type: ignore[index]
+    changed = compare_unit(["x 2"], ["x 1"], None)
+    assert judge_outputs(changed, True) == (
+        "NOT_REPRODUCED",
+        "the code no longer prints what the issue shows",
+    )
+    assert judge_outputs(changed, False) is None  # random values may differ anyway
+    assert judge_outputs(["same", "changed"], True) is None  # mixed: no verdict
+
+
+# -- oracles end to end (real torch) -----------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_repl_output_still_shown_is_reproduced_and_changed_is_not(tmp_path: Path) -> None:
+    body = """
+        '''
+        >>> torch.tensor([2.5]).floor()
+        tensor([{}])
+        '''
+        """
+    code, last = run(script_for(tmp_path / "a", issue(body.format("2."))))
+    assert code == 1 and "REPRODUCED [quoted-output]" in last
+    code, last = run(script_for(tmp_path / "b", issue(body.format("3."))))
+    assert code == 0 and "NOT_REPRODUCED [quoted-output]" in last
+
+
+@pytest.mark.slow
+def test_a_crash_is_judged_from_the_child_process(tmp_path: Path) -> None:
+    body = """
+        It dies with a segmentation fault.
+        '''python
+        import os, signal
+        os.kill(os.getpid(), signal.SIGSEGV)
+        '''
+        """
+    code, last = run(script_for(tmp_path / "a", issue(body)))
+    assert code == 1 and last.endswith("REPRODUCED [crash] the process was killed by SIGSEGV")
+    fixed = body.replace("os.kill(os.getpid(), signal.SIGSEGV)", "raise RuntimeError('bad')")
+    code, last = run(script_for(tmp_path / "b", issue(fixed)))
+    assert code == 0 and "NOT_REPRODUCED [crash] raises RuntimeError: bad" in last
+
+
+@pytest.mark.slow
+def test_a_hang_ends_in_cannot_run_within_the_limit(tmp_path: Path) -> None:
+    script = script_for(tmp_path, issue("It fails.\n'''python\nimport time\ntime.sleep(60)\n'''\n"))
+    code, last = run(script, "--timeout", "3")
+    assert code == 125 and last == "contribkit-verdict: CANNOT_RUN timed out after 3 s"
+
+
+@pytest.mark.slow
+def test_own_assert_that_passes_is_not_reproduced(tmp_path: Path) -> None:
+    body = "'''python\nimport torch\nassert torch.ones(3).sum() == 3\n'''\n"
+    code, last = run(script_for(tmp_path, issue(body)))
+    assert code == 0 and "NOT_REPRODUCED [assert]" in last
+
+
+@pytest.mark.slow
+def test_a_verdict_on_another_device_than_the_issues_is_cannot_run(tmp_path: Path) -> None:
+    body = "'''python\nimport torch\nx = torch.ones(2, device='cuda')\nassert x.sum() == 2\n'''\n"
+    code, last = run(script_for(tmp_path, issue(body)))
+    assert code == 125 and "CANNOT_RUN [device]" in last and "--device cuda" in last
+
+
+# -- refusals ----------------------------------------------------------------------------------
+
+
+def test_feature_requests_and_docs_issues_are_refused() -> None:
+    feature = issue("### 🚀 The feature, motivation and pitch\n\nPlease add x.\n")
+    assert build_spec(feature, parse_issue(feature), "d").refusal
+    docs = issue("The page renders badly.", labels=["module: docs"])
+    assert build_spec(docs, parse_issue(docs), "d").refusal
+    bug = issue("'''python\nprint(1)\n'''\n", title="[docs] example is wrong")
+    assert build_spec(bug, parse_issue(bug), "d").refusal is None  # docs issue with code
+
+
+def test_refusal_exit_code_and_force(tmp_path: Path) -> None:
+    saved = tmp_path / "feature.md"
+    saved.write_text("### 🚀 The feature, motivation and pitch\n\nPlease add x.\n")
+    command = [sys.executable, "-m", "contribkit", "repro", "--from-file", str(saved)]
+    out = tmp_path / "out"
+    refused = subprocess.run([*command, "-o", str(out)], capture_output=True, text=True)
+    assert refused.returncode == 2 and "feature request" in refused.stderr
+    assert "--force" in refused.stderr and not out.exists()
+    forced = subprocess.run([*command, "-o", str(out), "--force"], capture_output=True, text=True)
+    assert forced.returncode == 0, forced.stderr
+    proc = subprocess.run([sys.executable, str(out / "repro.py")], capture_output=True, text=True)
+    assert proc.returncode == 125 and "feature request" in proc.stdout.splitlines()[-1]
+
+
+def test_json_explains_code_edits_and_oracles(tmp_path: Path) -> None:
+    saved = tmp_path / "bug.md"
+    saved.write_text(md("'''\n>>> torch.ones(2).sum()\ntensor(2.)\n'''\n"))
+    out = str(tmp_path / "out")
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "contribkit",
+            "repro",
+            "--from-file",
+            str(saved),
+            "--json",
+            "-o",
+            out,
+        ],
+        capture_output=True,
+        text=True,
+    )
+    data = json.loads(proc.stdout)
+    assert data["code_lines"] == 1 and data["oracles"] == ["quoted-output"]
+    assert any("imports" in e for e in data["edits"]) and data["oracles_why"]
+
+
+def test_verdict_line_with_an_oracle_reads_back() -> None:
+    line = "contribkit-verdict: NOT_REPRODUCED [assert] the issue's own checks passed"
+    assert parse_verdict(line) == ("NOT_REPRODUCED", "[assert] the issue's own checks passed")
+    assert parse_verdict("contribkit-verdict: CANNOT_RUN timed out after 5 s") == (
+        "CANNOT_RUN",
+        "timed out after 5 s",
+    )
