@@ -16,10 +16,10 @@ from contribkit.issue.model import Issue, ParsedIssue
 from contribkit.repro.codefacts import CodeFacts
 from contribkit.repro.edits import EditedCode
 
+# A process crash, not "it crashes" (which often means it raises): that needs a signature.
 _CRASH = re.compile(
     r"segmentation\s+fault|seg\s?fault|\bSIGSEGV\b|\bSIGFPE\b|\bSIGABRT\b|\bSIGILL\b|\bSIGBUS\b"
-    r"|floating[\s-]point\s+exception|core\s+dumped|illegal\s+instruction|\bbus\s+error\b"
-    r"|\bcrash(?:es|ed|ing)?\b",
+    r"|floating[\s-]point\s+exception|core\s+dumped|illegal\s+instruction|\bbus\s+error\b",
     re.I,
 )
 _ERROR_WORDS = re.compile(
