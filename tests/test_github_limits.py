@@ -75,11 +75,13 @@ def test_repro_timeout_option_is_one_line(
 ) -> None:
     fake_github.drip(r"/issues/3$", interval=2.0)
     start = time.monotonic()
-    proc = run_cli("repro", "3", "--timeout", "2", "--github-url", fake_github.url, cwd=fork_repo)
+    proc = run_cli(
+        "repro", "3", "--github-timeout", "2", "--github-url", fake_github.url, cwd=fork_repo
+    )
     assert time.monotonic() - start < 15
     assert proc.returncode == 1
     assert "did not answer issue #3 in pytorch/pytorch within 2 s" in one_error(proc.stderr)
-    assert "--timeout" in proc.stderr
+    assert "--github-timeout" in proc.stderr
     assert not (fork_repo / "repros").exists()
 
 

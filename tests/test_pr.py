@@ -506,10 +506,10 @@ def test_github_down_never_fails_the_body(
 def test_a_slow_github_falls_back_to_what_is_on_disk(
     run_cli: Run, fork: Path, fake_github: FakeGitHub
 ) -> None:
-    """A reply that drips a byte every 2 s: at the --timeout, pr writes the body from disk."""
+    """A reply that drips a byte every 2 s: at the --github-timeout, pr writes the body from disk."""
     fake_github.drip(r"/issues/4242$", interval=2.0)
     start = time.monotonic()
-    proc = pr_cli(run_cli, fork, "--timeout", "2", CONTRIBKIT_GITHUB_URL=fake_github.url)
+    proc = pr_cli(run_cli, fork, "--github-timeout", "2", CONTRIBKIT_GITHUB_URL=fake_github.url)
     assert time.monotonic() - start < 20
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("Fixes #4242\n")

@@ -25,7 +25,7 @@ github_url = click.option(
     help="GitHub API base URL, e.g. https://HOST/api/v3 for Enterprise.",
 )
 github_timeout = click.option(
-    "--timeout",
+    "--github-timeout",
     "github_timeout",
     metavar="SECONDS",
     type=click.FloatRange(min=0),

@@ -70,7 +70,7 @@ KEYS: dict[str, Key] = {
     "github_timeout": Key(
         float,
         30.0,
-        "Seconds all of one command's GitHub requests may take together (--timeout; 0: no limit).",
+        "Seconds all of one command's GitHub requests may take together (--github-timeout; 0: no limit).",
     ),
     "debug.timeout": Key(
         float, 1800.0, "Seconds before a `contribkit debug --run` run is stopped (0: no limit)."

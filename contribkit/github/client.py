@@ -3,7 +3,7 @@ deadline and the error policy.
 
 Every command that talks to GitHub builds its client here, runs its requests through
 :meth:`Deadline.run` and wraps them in :func:`github_errors`, so that no reply can hold a command
-past its ``--timeout`` and messages and exit codes are the same everywhere. Rate limits are
+past its ``--github-timeout`` and messages and exit codes are the same everywhere. Rate limits are
 reported with their reset time, never slept through.
 """
 
@@ -28,7 +28,7 @@ URL_HINT = "check --github-url (the API, e.g. https://api.github.com or https://
 AUTH_HINT = "authenticate with `gh auth login`, or export GH_TOKEN"
 RETRY_TOTAL = 3
 RETRY_BACKOFF_MAX_S = 1.0  # between retries of a server error; rate limits are never waited for
-TIMEOUT_HINT = "raise --timeout (or the github_timeout setting)"
+TIMEOUT_HINT = "raise --github-timeout (or the github_timeout setting)"
 
 
 class GitHubUnavailable(ContribkitError):
@@ -49,7 +49,7 @@ class BadReply(ContribkitError):
 
 
 class Deadline:
-    """The time one command's GitHub requests may take together (``--timeout``; 0: no limit).
+    """The time one command's GitHub requests may take together (``--github-timeout``; 0: no limit).
 
     :meth:`run` runs the requests in a worker thread and stops waiting when the time is up: a
     read timeout bounds each read, but a reply that drips a byte every few seconds never trips it.

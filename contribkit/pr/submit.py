@@ -380,7 +380,7 @@ class SubmitRequest:
     dry_run: bool = False
     repo: str | None = None
     github_url: str | None = None
-    github_timeout: float | None = None  # --timeout: seconds for all GitHub requests
+    github_timeout: float | None = None  # --github-timeout: seconds for all GitHub requests
 
 
 @dataclass
