@@ -101,7 +101,7 @@ KEYS: dict[str, Key] = {
         list,
         [],
         "Hook rules (and the CKPxx rules of `pr --check`) switched off, by id or slug, "
-        'e.g. ["CK105", "pr-too-large"].',
+        'e.g. ["CK105", "pr-too-large"]; a hook id switches off the whole hook.',
     ),
     "hooks.strict": Key(
         bool,

@@ -30,7 +30,7 @@ PRAGMA = "contribkit: allow"
 
 
 class HookContext:
-    __slots__ = ("branch", "disabled", "hook_id", "root", "settings")
+    __slots__ = ("branch", "disabled", "hook_id", "root", "settings", "switched_off")
 
     def __init__(
         self,
@@ -45,6 +45,7 @@ class HookContext:
         self.settings = settings
         self.disabled = disabled
         self.branch = branch  # the checked-out branch, None when detached
+        self.switched_off = False  # hooks.disable names the hook itself
 
     def enabled(self, rule_id: str) -> bool:
         return rule_id not in self.disabled
@@ -222,7 +223,20 @@ def parse_args(spec: HookSpec, argv: Sequence[str]) -> SimpleNamespace:
 # --- settings and output ------------------------------------------------------------------------
 
 
-def load_context(hook_id: str, disable_args: Sequence[str]) -> HookContext:
+# The stage runner (contribkit.hooks.stage) runs several hooks in one process: it asks for the
+# work tree and settings to be read once, for all of them (see share_settings).
+_shared: dict[str, tuple[str | None, str | None, Settings]] | None = None
+
+
+def share_settings() -> None:
+    """Read the work tree, branch and settings once for every hook this process runs next."""
+    global _shared
+    _shared = {}
+
+
+def _root_and_settings() -> tuple[str | None, str | None, Settings]:
+    if _shared is not None and "base" in _shared:
+        return _shared["base"]
     root, branch = gitcmd.root_and_branch()
     try:
         settings = load_settings(repo_root=root)
@@ -230,13 +244,30 @@ def load_context(hook_id: str, disable_args: Sequence[str]) -> HookContext:
         raise BadInput(str(exc), hint=f"fix the [hooks] section of {REPO_CONFIG_NAME}") from exc
     for message in settings.warnings:
         warn(message)
+    if _shared is not None:
+        _shared["base"] = (root, branch, settings)
+    return root, branch, settings
+
+
+def disabled_names(settings: Settings, disable_args: Sequence[str] = ()) -> list[str]:
+    """What ``hooks.disable`` and ``--disable`` name: rule ids or slugs, and hook ids."""
     names = list(settings.names("hooks.disable"))
     for arg in disable_args:
         names.extend(arg.split(","))
-    disabled, unknown = resolve_rule_names(names)
+    return [name.strip() for name in names if name.strip()]
+
+
+def load_context(hook_id: str, disable_args: Sequence[str]) -> HookContext:
+    from contribkit.conventions.hooklist import HOOK_MODULES
+
+    root, branch, settings = _root_and_settings()
+    names = disabled_names(settings, disable_args)
+    disabled, unknown = resolve_rule_names([n for n in names if n not in HOOK_MODULES])
     for name in unknown:
         warn(f"hooks.disable: no rule named '{name}' (ignored)")
-    return HookContext(hook_id, root, settings, disabled, branch)
+    ctx = HookContext(hook_id, root, settings, disabled, branch)
+    ctx.switched_off = hook_id in names
+    return ctx
 
 
 def run_hook(
@@ -248,6 +279,8 @@ def run_hook(
     args = parse_args(spec, sys.argv[1:] if argv is None else argv)
     try:
         ctx = load_context(spec.hook_id, args.disable)
+        if ctx.switched_off:
+            return 0
         findings = check(args, ctx)
     except ContribkitError as exc:
         print_error(exc.message, exc.hint)

@@ -1,11 +1,16 @@
 """Installing contribkit's hooks beside the tracked tree: the core of ``contribkit init``.
 
 PyTorch uses lintrunner, not pre-commit, so a PR must never gain a ``.pre-commit-config.yaml``.
-contribkit writes its config inside the git directory (``.git/contribkit/pre-commit-config.yaml``)
-and has pre-commit install the pre-commit, commit-msg and pre-push hooks from it. The config's
-hooks are ``repo: local`` ones whose entries are the console scripts beside ``sys.executable``, so
-they run offline with no hook environment to build. A repository that tracks its own pre-commit
-config gets a snippet to add to it instead.
+Three engines install the pre-commit, commit-msg and pre-push hooks, all inside the git directory:
+
+- ``native`` (the default): a small script per git hook that runs all of that stage's checks in
+  one Python process (:mod:`contribkit.hooks.stage`, :mod:`contribkit.setup.nativehooks`).
+- ``pre-commit`` and ``prek``: contribkit writes a config at
+  ``.git/contribkit/pre-commit-config.yaml`` and has that runner install its hooks from it. The
+  config's hooks are ``repo: local`` ones whose entries are the console scripts beside
+  ``sys.executable``, so they run offline with no hook environment to build.
+
+A repository that tracks its own pre-commit config gets a snippet to add to it instead.
 
 Nothing here touches a tracked file. :func:`plan_install` and :func:`plan_uninstall` only look;
 :func:`apply` makes the changes a plan describes.
@@ -28,12 +33,15 @@ from contribkit.core.datadirs import data_dir
 from contribkit.core.errors import BadInput, CheckFailed
 from contribkit.core.fsutil import atomic_write
 from contribkit.git import cmd as gitcmd
+from contribkit.setup import nativehooks
 from contribkit.setup.hookstate import (
     HookState,
     contribkit_config_path,
     hook_states,
     hooks_path_override,
 )
+
+ENGINES = ("native", "pre-commit", "prek")
 
 TEMPLATE = "pre-commit-config.yaml"
 SNIPPET = "pre-commit-snippet.yaml"
@@ -62,8 +70,10 @@ class Plan:
     config_action: str  # write | update | unchanged | remove | absent | skipped
     hooks: list[HookChange]
     excludes: list[str]  # to add (install, snippet) or remove (uninstall)
-    pre_commit_version: str
+    pre_commit_version: str  # "" when pre-commit is not needed (and not installed)
     lintrunner: bool = False
+    engine: str = "native"  # native | pre-commit | prek
+    engine_version: str = ""  # of pre-commit or prek; contribkit's own for native
     config_text: str | None = None
     excludes_kept: list[str] = field(default_factory=list)  # uninstall: the path still exists
     excludes_added: list[str] = field(default_factory=list)  # uninstall: what init recorded
@@ -109,6 +119,44 @@ def pre_commit_version() -> str:
     return found
 
 
+def installed_pre_commit_version() -> str:
+    """pre-commit's version, or "" when it is not installed beside contribkit."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pre-commit")
+    except PackageNotFoundError:
+        return ""
+
+
+def prek_program() -> str:
+    """prek (a pre-commit-compatible runner in Rust): beside contribkit, else on PATH."""
+    import shutil
+
+    found = shutil.which("prek", path=str(Path(sys.executable).parent)) or shutil.which("prek")
+    if not found:
+        raise BadInput(
+            "prek is not installed (--engine prek uses it)",
+            hint=f"{sys.executable} -m pip install prek  (or leave out --engine: the native "
+            "hooks need nothing else)",
+        )
+    return found
+
+
+def engine_version(engine: str) -> str:
+    """The version of the engine's runner; refuses a missing or too old one."""
+    if engine == "pre-commit":
+        return pre_commit_version()
+    if engine == "prek":
+        from contribkit.core.proc import run_child, scrubbed_env
+
+        out = run_child(
+            [prek_program(), "--version"], env=scrubbed_env(), timeout=30
+        ).output.split()
+        return out[1] if len(out) > 1 else "?"
+    return __version__
+
+
 def _version_tuple(text: str) -> tuple[int, ...]:
     parts = []
     for piece in text.split(".")[:3]:
@@ -131,12 +179,12 @@ def hook_command(hook_id: str) -> str:
     return f"{shlex.quote(sys.executable)} -m contribkit.hooks.{HOOK_MODULES[hook_id]}"
 
 
-def render_config(pre_commit: str, lintrunner: bool) -> str:
-    """The config file's text, headed by a checksum so that later runs can tell it is unedited."""
+def render_config(pre_commit: str, lintrunner: bool, engine: str = "pre-commit") -> str:
+    """The config file's text, headed by a checksum so that later runs can tell it is unedited.
+    ``pre_commit`` is pre-commit's version (prek knows the newer language name)."""
     template = string.Template((data_dir("hooks") / TEMPLATE).read_text(encoding="utf-8"))
-    language = (
-        "unsupported" if _version_tuple(pre_commit) >= UNSUPPORTED_LANGUAGE_SINCE else "system"
-    )
+    new = engine == "prek" or _version_tuple(pre_commit) >= UNSUPPORTED_LANGUAGE_SINCE
+    language = "unsupported" if new else "system"
     body = template.substitute(
         {module: hook_command(hook_id) for hook_id, module in HOOK_MODULES.items()},
         version=__version__,
@@ -171,7 +219,7 @@ def installed_python(state: HookState) -> str | None:
 
 
 def _describe(state: HookState) -> str:
-    if state.contribkit_config:
+    if state.ours:
         return "contribkit"
     if not state.installed:
         return "none"
@@ -180,7 +228,7 @@ def _describe(state: HookState) -> str:
         marker = "--config="
         at = text.find(marker)
         config = text[at + len(marker) :].split()[0].strip("')") if at != -1 else "?"
-        return f"pre-commit ({config})"
+        return f"{state.runner} ({config})"
     return "your own script"
 
 
@@ -216,8 +264,84 @@ def _require_main_worktree(root: Path, config: Path) -> None:
         )
 
 
-def plan_install(root: Path, *, lintrunner: bool, force: bool, repros_dir: str) -> Plan:
-    version = pre_commit_version()
+def _config_action(path: Path, text: str | None, force: bool) -> str:
+    """What happens to contribkit's pre-commit config: ``text`` is the config the engine needs
+    (None for the native engine, which needs none, so an old one goes)."""
+    if not path.exists():
+        return "write" if text is not None else "absent"
+    current = path.read_text(encoding="utf-8", errors="replace")
+    if current == text:
+        return "unchanged"
+    if written_by_contribkit(current) or force:
+        return "update" if text is not None else "remove"
+    raise BadInput(
+        f"{path} was edited since contribkit wrote it",
+        hint="pass --force to "
+        + ("rewrite" if text is not None else "remove")
+        + " it (tune the hooks in .contribkit.toml [hooks] instead)",
+    )
+
+
+def _plan_ours(state: HookState, engine: str, lintrunner: bool) -> HookChange:
+    """A hook that is contribkit's already: kept, rewritten, or moved to another engine."""
+    if state.engine != engine:
+        legacy = nativehooks.legacy_path(state.path)
+        note = f"now run by {engine}" if engine != "native" else "now runs natively"
+        if engine == "native" and legacy.exists():
+            note += f"; your {legacy.name} is kept as {nativehooks.chained_path(state.path).name}"
+        return HookChange(state.hook_type, f"contribkit ({state.engine})", "replace", note)
+    python = installed_python(state)
+    # another environment's bin folder (python and python3 there are the same one)
+    if python and Path(python).parent != Path(sys.executable).parent:
+        return HookChange(
+            state.hook_type,
+            f"contribkit, run by {python}",
+            "install",
+            f"now run by {sys.executable}",
+        )
+    if engine == "native":
+        text = state.path.read_text(encoding="utf-8", errors="replace")
+        if text != nativehooks.render_script(state.hook_type, lintrunner):
+            return HookChange(state.hook_type, "contribkit", "install", "updated")
+    return HookChange(state.hook_type, "contribkit", "keep")
+
+
+def _plan_hook(state: HookState, engine: str, lintrunner: bool, force: bool) -> HookChange:
+    before = _describe(state)
+    if state.ours:
+        return _plan_ours(state, engine, lintrunner)
+    if before == "none":
+        return HookChange(state.hook_type, before, "install")
+    if engine == "native":  # any hook already there is chained: it still runs, first
+        kept = nativehooks.chained_path(state.path)
+    elif state.by_pre_commit:
+        if not force:
+            raise BadInput(
+                f"the {state.hook_type} hook already runs {before}; contribkit init would "
+                "replace it with contribkit's",
+                hint="pass --force to replace it, or add contribkit's hooks to that config "
+                "(the native engine, the default, keeps it and runs it first)",
+            )
+        return HookChange(state.hook_type, before, "replace")
+    else:
+        kept = nativehooks.legacy_path(state.path)
+    if kept.exists() and not force:
+        raise BadInput(
+            f"{state.path} is your own hook and {kept.name} exists too; installing "
+            f"would overwrite {kept.name}",
+            hint=f"merge the two scripts by hand, or pass --force to lose {kept.name}",
+        )
+    return HookChange(
+        state.hook_type,
+        before,
+        "install",
+        f"your hook is kept as {kept.name} and still runs first",
+    )
+
+
+def plan_install(
+    root: Path, *, lintrunner: bool, force: bool, repros_dir: str, engine: str = "native"
+) -> Plan:
     path = contribkit_config_path(root)
     excludes = gitcmd.missing_excludes(root, scratch_patterns(repros_dir))
     if tracks_pre_commit_config(root):
@@ -228,79 +352,29 @@ def plan_install(root: Path, *, lintrunner: bool, force: bool, repros_dir: str) 
             config_action="skipped",
             hooks=[],
             excludes=excludes,
-            pre_commit_version=version,
+            pre_commit_version=pre_commit_version(),
             lintrunner=lintrunner,
             snippet=render_snippet(),
+            engine="pre-commit",
         )
+    if engine not in ENGINES:
+        raise BadInput(f"no engine named {engine!r}", hint=f"use one of: {', '.join(ENGINES)}")
+    version = engine_version(engine)
     _require_hooks_path_unset(root)
     _require_main_worktree(root, path)
-    text = render_config(version, lintrunner)
-    if not path.exists():
-        config_action = "write"
-    else:
-        current = path.read_text(encoding="utf-8", errors="replace")
-        if current == text:
-            config_action = "unchanged"
-        elif written_by_contribkit(current) or force:
-            config_action = "update"
-        else:
-            raise BadInput(
-                f"{path} was edited since contribkit wrote it",
-                hint="pass --force to rewrite it (tune the hooks in .contribkit.toml [hooks] instead)",
-            )
-    changes = []
-    for state in hook_states(root):
-        before = _describe(state)
-        if before == "contribkit":
-            python = installed_python(state)
-            # another environment's bin folder (python and python3 there are the same one)
-            if python and Path(python).parent != Path(sys.executable).parent:
-                changes.append(
-                    HookChange(
-                        state.hook_type,
-                        f"contribkit, run by {python}",
-                        "install",
-                        f"now run by {sys.executable}",
-                    )
-                )
-            else:
-                changes.append(HookChange(state.hook_type, before, "keep"))
-        elif before == "none":
-            changes.append(HookChange(state.hook_type, before, "install"))
-        elif state.by_pre_commit:
-            if not force:
-                raise BadInput(
-                    f"the {state.hook_type} hook already runs {before}; contribkit init would "
-                    "replace it with contribkit's",
-                    hint="pass --force to replace it, or add contribkit's hooks to that config",
-                )
-            changes.append(HookChange(state.hook_type, before, "replace"))
-        else:
-            legacy = state.path.with_name(state.path.name + ".legacy")
-            if legacy.exists() and not force:
-                raise BadInput(
-                    f"{state.path} is your own hook and {legacy.name} exists too; installing "
-                    f"would overwrite {legacy.name}",
-                    hint=f"merge the two scripts by hand, or pass --force to lose {legacy.name}",
-                )
-            changes.append(
-                HookChange(
-                    state.hook_type,
-                    before,
-                    "install",
-                    f"your hook is kept as {legacy.name} and still runs first",
-                )
-            )
+    text = None if engine == "native" else render_config(version, lintrunner, engine)
     return Plan(
         root=root,
         mode="install",
         config_path=path,
-        config_action=config_action,
-        hooks=changes,
+        config_action=_config_action(path, text, force),
+        hooks=[_plan_hook(state, engine, lintrunner, force) for state in hook_states(root)],
         excludes=excludes,
-        pre_commit_version=version,
+        pre_commit_version=version if engine == "pre-commit" else installed_pre_commit_version(),
         lintrunner=lintrunner,
         config_text=text,
+        engine=engine,
+        engine_version=version,
     )
 
 
@@ -309,9 +383,12 @@ def plan_uninstall(root: Path) -> Plan:
     changes = []
     for state in hook_states(root):
         before = _describe(state)
-        legacy = state.path.with_name(state.path.name + ".legacy")
-        if before == "contribkit":
-            note = f"your {legacy.name} is restored" if legacy.exists() else ""
+        if state.native:
+            yours = nativehooks.chained_path(state.path)
+        else:
+            yours = nativehooks.legacy_path(state.path)
+        if state.ours:
+            note = f"your {yours.name} is restored" if yours.exists() else ""
             changes.append(HookChange(state.hook_type, before, "remove", note))
         else:
             changes.append(HookChange(state.hook_type, before, "none"))
@@ -329,7 +406,8 @@ def plan_uninstall(root: Path) -> Plan:
         excludes=[p for p in ours if p not in kept],
         excludes_kept=kept,
         excludes_added=added,
-        pre_commit_version=pre_commit_version(),
+        pre_commit_version=installed_pre_commit_version(),
+        engine="",
     )
 
 
@@ -358,18 +436,51 @@ def _write_excludes_record(root: Path, lines: list[str]) -> None:
 # --- doing it -------------------------------------------------------------------------------------
 
 
-def _pre_commit(root: Path, *args: str) -> None:
+def _runner(root: Path, program: list[str], *args: str) -> None:
+    """Run pre-commit or prek (``program``) in ``root``; CheckFailed when it fails."""
     from contribkit.core.proc import run_child, scrubbed_env
 
-    result = run_child(
-        [sys.executable, "-m", "pre_commit", *args], env=scrubbed_env(), cwd=root, timeout=120
-    )
+    result = run_child([*program, *args], env=scrubbed_env(), cwd=root, timeout=120)
     if result.returncode != 0:
         last = result.output.strip().splitlines()[-1:] or ["no output"]
+        name = Path(program[-1]).name.replace("pre_commit", "pre-commit")
         raise CheckFailed(
-            f"pre-commit {args[0]} failed (exit {result.returncode}): {last[0]}",
-            hint=f"run it yourself to see why: {sys.executable} -m pre_commit {shlex.join(args)}",
+            f"{name} {args[0]} failed (exit {result.returncode}): {last[0]}",
+            hint=f"run it yourself to see why: {shlex.join([*program, *args])}",
         )
+
+
+def _take_out(state: HookState) -> None:
+    """Remove contribkit's hook of ``state``, putting back the hook of yours it kept."""
+    if state.native:
+        nativehooks.uninstall(state.path)
+    else:  # pre-commit's or prek's script: what `pre-commit uninstall` does
+        nativehooks.remove_runner_hook(state.path)
+
+
+def _install_hooks(plan: Plan) -> None:
+    types = [h.hook_type for h in plan.hooks if h.action in ("install", "replace")]
+    for state in hook_states(plan.root):
+        if state.hook_type in types and state.ours and state.engine != plan.engine:
+            _take_out(state)  # another engine's: the hook of yours it kept comes back first
+    if not types:
+        return
+    if plan.engine == "native":
+        for state in hook_states(plan.root):
+            if state.hook_type in types:
+                chain = state.path if state.installed and not state.native else None
+                text = nativehooks.render_script(state.hook_type, plan.lintrunner)
+                nativehooks.install(state.path, text, chain)
+        return
+    # --allow-missing-config: in linked worktrees the (relative) path does not resolve;
+    # the hooks say so and skip there instead of failing every commit
+    args = ["install", "--allow-missing-config", "-c", str(plan.config_path)]
+    for hook_type in types:
+        args += ["-t", hook_type]
+    if plan.engine == "prek":
+        _runner(plan.root, [prek_program()], *args)
+    else:
+        _runner(plan.root, [sys.executable, "-m", "pre_commit"], *args)
 
 
 def apply(plan: Plan) -> None:
@@ -378,21 +489,14 @@ def apply(plan: Plan) -> None:
         if plan.config_action in ("write", "update"):
             assert plan.config_text is not None
             atomic_write(plan.config_path, plan.config_text, force=True)
-        types = [h.hook_type for h in plan.hooks if h.action in ("install", "replace")]
-        if types:
-            # --allow-missing-config: in linked worktrees the (relative) path does not resolve;
-            # the hooks say so and skip there instead of failing every commit
-            args = ["install", "--allow-missing-config", "-c", str(plan.config_path)]
-            for hook_type in types:
-                args += ["-t", hook_type]
-            _pre_commit(plan.root, *args)
+        elif plan.config_action == "remove":
+            plan.config_path.unlink()
+        _install_hooks(plan)
     elif plan.mode == "uninstall":
-        types = [h.hook_type for h in plan.hooks if h.action == "remove"]
-        if types:
-            args = ["uninstall"]
-            for hook_type in types:
-                args += ["-t", hook_type]
-            _pre_commit(plan.root, *args)
+        removed = {h.hook_type for h in plan.hooks if h.action == "remove"}
+        for state in hook_states(plan.root):
+            if state.hook_type in removed:
+                _take_out(state)
         if plan.config_action == "remove":
             plan.config_path.unlink()
         _, left = gitcmd.remove_excluded(plan.root, plan.excludes_added, plan.excludes_kept)

@@ -6,12 +6,16 @@ import os
 import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from contribkit.cli import options
 from contribkit.core.errors import ContribkitError
 from contribkit.core.workspace import Workspace, parse_remote_url
+
+if TYPE_CHECKING:
+    from contribkit.setup.hookstate import HookState
 
 
 @dataclass
@@ -178,12 +182,21 @@ def check_hooks(ws: Workspace) -> list[Check]:
 
     from contribkit.setup.hookstate import hook_states, hooks_path_override
 
+    states = hook_states(ws.root) if ws.root is not None else []
     try:
         checks = [Check("pre-commit", "OK", f"pre-commit {version('pre-commit')}")]
     except PackageNotFoundError:
-        checks = [
-            Check("pre-commit", "WARN", "not installed beside contribkit", "pip install pre-commit")
-        ]
+        if any(s.engine == "pre-commit" for s in states):
+            checks = [
+                Check(
+                    "pre-commit",
+                    "WARN",
+                    "not installed beside contribkit, and the hooks run it",
+                    "pip install pre-commit  (or contribkit init, for the native hooks)",
+                )
+            ]
+        else:
+            checks = [Check("pre-commit", "OK", "not installed (the native hooks need none)")]
     if ws.root is None:
         return checks
     override = hooks_path_override(ws.root)
@@ -196,11 +209,13 @@ def check_hooks(ws: Workspace) -> list[Check]:
                 "git config --unset core.hooksPath",
             )
         )
-    states = hook_states(ws.root)
-    ours = [s.hook_type for s in states if s.contribkit_config]
-    others = [s.hook_type for s in states if s.installed and not s.contribkit_config]
-    missing = [s.hook_type for s in states if not s.contribkit_config]
+    ours = [s.hook_type for s in states if s.ours]
+    others = [s.hook_type for s in states if s.installed and not s.ours]
+    missing = [s.hook_type for s in states if not s.ours]
+    engines = sorted({str(s.engine) for s in states if s.ours})
     detail = f"contribkit: {', '.join(ours) or 'none'}"
+    if engines and engines != ["native"]:
+        detail += f" (run by {', '.join(engines)})"
     if others:
         detail += f"; other hooks: {', '.join(others)}"
     status = "OK" if not missing else "WARN"
@@ -210,9 +225,29 @@ def check_hooks(ws: Workspace) -> list[Check]:
         else f"contribkit init  (installs {', '.join(missing)}; commit-msg and pre-push hooks do nothing until installed)"
     )
     checks.append(Check("git hooks", status, detail, hint))
-    if ours:
+    if any(s.ours and not s.native for s in states):
         checks.append(check_hook_config(ws.root))
+    native = [s for s in states if s.native]
+    if native:
+        checks.append(check_native_hooks(native))
     return checks
+
+
+def check_native_hooks(states: list[HookState]) -> Check:
+    """The native hooks run the interpreter that installed them: it must still exist."""
+    from contribkit.setup.hookinstall import installed_python
+
+    for state in states:
+        python = installed_python(state)
+        if not python or not Path(python).exists():
+            return Check(
+                "hook runner",
+                "FAIL",
+                f"the {state.hook_type} hook runs {python or '?'}, which no longer exists "
+                "(moved or deleted environment?)",
+                "contribkit init  (from the environment contribkit is installed in now)",
+            )
+    return Check("hook runner", "OK", f"native, run by {installed_python(states[0])}")
 
 
 def check_hook_config(root: Path) -> Check:

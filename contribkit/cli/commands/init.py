@@ -35,6 +35,14 @@ CONFIG_WORDS = {
 }
 
 
+ENGINE_WORDS = {
+    "native": "native: each git hook runs all its checks in one process "
+    "(python -m contribkit.hooks.stage)",
+    "pre-commit": "pre-commit, from contribkit's config",
+    "prek": "prek, from contribkit's config",
+}
+
+
 def _shown(path: Path, root: Path) -> str:
     try:
         return str(path.relative_to(root.resolve()))
@@ -58,10 +66,13 @@ def _print_plan(plan: Plan, dry_run: bool) -> None:
         )
     else:
         click.echo(f"contribkit init{' --uninstall' if plan.mode == 'uninstall' else ''}: {root}")
+        if plan.mode == "install":
+            click.echo(f"  {'engine':<11} {ENGINE_WORDS[plan.engine]}")
         done, would = CONFIG_WORDS[plan.config_action]
-        click.echo(
-            f"  {'config':<11} {would if dry_run else done} {_shown(plan.config_path, root)}"
-        )
+        if not (plan.engine == "native" and plan.config_action == "absent"):
+            click.echo(
+                f"  {'config':<11} {would if dry_run else done} {_shown(plan.config_path, root)}"
+            )
         for change in plan.hooks:
             words = ACTION_WORDS[(change.action, dry_run)]
             was = f" (was: {change.before})" if change.action in ("install", "replace") else ""
@@ -119,17 +130,29 @@ def _print_plan(plan: Plan, dry_run: bool) -> None:
     is_flag=True,
     help="Replace pre-commit hooks that run another config, and an edited contribkit config.",
 )
+@click.option(
+    "--engine",
+    type=click.Choice(["native", "pre-commit", "prek"]),
+    default="native",
+    show_default=True,
+    help="What runs the hooks: native git hooks (one process per stage), or pre-commit or prek "
+    "from a config in .git/contribkit/.",
+)
 @options.dry_run
 @options.json_output
 @options.verbose
-def init(uninstall: bool, lintrunner: bool, force: bool, dry_run: bool, as_json: bool) -> int:
+def init(
+    uninstall: bool, lintrunner: bool, force: bool, engine: str, dry_run: bool, as_json: bool
+) -> int:
     """Install contribkit's hooks in this fork without touching a tracked file.
 
-    Writes contribkit's pre-commit config to .git/contribkit/pre-commit-config.yaml (inside the
-    git directory, so it can never end up in a PR), installs the pre-commit, commit-msg and
-    pre-push git hooks from it, and adds scratch outputs (repros/, .contribkit/, debug
-    artefacts) to .git/info/exclude. Existing git hooks of your own are kept and still run. It
-    is safe to run again: it says what changes, if anything.
+    Installs the pre-commit, commit-msg and pre-push git hooks in .git/hooks (inside the git
+    directory, so nothing can end up in a PR) and adds scratch outputs (repros/, .contribkit/,
+    debug artefacts) to .git/info/exclude. By default each hook is a small script that runs all
+    of its stage's checks in one Python process; --engine pre-commit (or prek) writes a config
+    to .git/contribkit/pre-commit-config.yaml and has that runner install the hooks from it.
+    Existing git hooks of your own are kept and still run first. It is safe to run again: it
+    says what changes, if anything.
 
     In a repository that tracks its own .pre-commit-config.yaml it installs nothing and prints
     the snippet to add to that file instead.
@@ -139,6 +162,7 @@ def init(uninstall: bool, lintrunner: bool, force: bool, dry_run: bool, as_json:
       contribkit init
       contribkit init --dry-run
       contribkit init --lintrunner
+      contribkit init --engine pre-commit
       contribkit init --uninstall
     """
     from contribkit.cli.output import print_json
@@ -150,7 +174,9 @@ def init(uninstall: bool, lintrunner: bool, force: bool, dry_run: bool, as_json:
         plan = plan_uninstall(root)
     else:
         repros_dir = str(ws.settings.text("repros_dir"))
-        plan = plan_install(root, lintrunner=lintrunner, force=force, repros_dir=repros_dir)
+        plan = plan_install(
+            root, lintrunner=lintrunner, force=force, repros_dir=repros_dir, engine=engine
+        )
     if not dry_run:
         apply(plan)
     if as_json:
