@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from contribkit.conventions.hooklist import HOOK_MODULES
+from contribkit.conventions.hooklist import HOOK_MODULES, HOOK_RUNS
 from contribkit.conventions.rules import RULES
 from contribkit.core.config import read_toml
 from contribkit.setup.hookinstall import render_config, render_snippet
@@ -101,6 +101,21 @@ def test_manifest_scripts_and_modules_agree() -> None:
         assert BY_ID[pre_push]["pass_filenames"] is False
     assert re.search(BY_ID["contribkit-test-conventions"]["files"], "test/nn/test_relu.py")
     assert not re.search(BY_ID["contribkit-test-conventions"]["files"], "torch/nn/test_x.py")
+
+
+def test_stage_runner_follows_the_manifest() -> None:
+    """The native stage runner gives each hook what pre-commit would: HOOK_RUNS says what the
+    manifest says, with pre-commit's defaults."""
+    assert list(HOOK_RUNS) == list(BY_ID)
+    for hook_id, run in HOOK_RUNS.items():
+        hook = BY_ID[hook_id]
+        assert list(run.stages) == hook["stages"], hook_id
+        assert run.files == hook.get("files", ""), hook_id
+        assert run.exclude == hook.get("exclude", "^$"), hook_id
+        assert list(run.types) == hook.get("types", ["file"]), hook_id
+        assert run.always_run == hook.get("always_run", False), hook_id
+        assert run.pass_filenames == hook.get("pass_filenames", True), hook_id
+    assert [h for h, run in HOOK_RUNS.items() if run.opt_in] == ["contribkit-lintrunner"]
 
 
 def test_init_config_declares_the_same_hooks(tmp_path: Path) -> None:
@@ -260,6 +275,18 @@ def test_hooks_import_nothing_heavy(hook_id: str, fork_repo: Path, tmp_path: Pat
     ]  # it ran
     assert found["CODE"] == ("1" if RULES[rule_id].severity == "error" else "0")
     assert found["HEAVY"] == "", found
+
+
+def test_the_stage_runner_imports_nothing_heavy(fork_repo: Path) -> None:
+    """One process runs every pre-commit-stage check on staged files, standard library only."""
+    git("switch", "-q", "-c", "fix/12345-relu", cwd=fork_repo)
+    (fork_repo / "torch" / "dbg.py").write_text("import pdb\n")
+    (fork_repo / "test" / "test_relu.py").write_text("x = 1\n")
+    git("add", "-A", cwd=fork_repo)
+    found = guarded_run("stage", ["pre-commit"], fork_repo, {})
+    assert "torch/dbg.py:1: error CK302 debugger-import" in found["output"]
+    assert "test/test_relu.py:1: error CK501 owner-missing" in found["output"]
+    assert found["CODE"] == "1" and found["HEAVY"] == "", found
 
 
 def test_the_commit_msg_hook_stays_on_the_lean_path(fork_repo: Path) -> None:

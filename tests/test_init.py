@@ -1,4 +1,5 @@
-"""``contribkit init``: real pre-commit installs into a real fork; real commits and pushes run the hooks."""
+"""``contribkit init --engine pre-commit``: real pre-commit installs into a real fork; real commits and
+pushes run the hooks."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from tests.conftest import RunCli, git
 
 CONFIG = Path(".git") / "contribkit" / "pre-commit-config.yaml"
 HOOK_TYPES = ("pre-commit", "commit-msg", "pre-push")
+# These tests are of the pre-commit engine; tests/test_init_native.py has the default, native one.
+PRE_COMMIT = ("--engine", "pre-commit")
 
 
 @pytest.fixture(autouse=True)
@@ -36,7 +39,7 @@ def hook_text(fork: Path, hook_type: str) -> str:
 
 def test_init_installs_beside_the_tracked_tree(run_cli: RunCli, fork_repo: Path) -> None:
     before = status(fork_repo)
-    proc = run_cli("init", cwd=fork_repo)
+    proc = run_cli("init", *PRE_COMMIT, cwd=fork_repo)
     assert proc.returncode == 0, proc.stderr
     assert status(fork_repo) == before == ""  # no tracked file touched, nothing new to commit
     config = fork_repo / CONFIG
@@ -60,7 +63,7 @@ def test_init_installs_beside_the_tracked_tree(run_cli: RunCli, fork_repo: Path)
 def test_doctor_reports_a_missing_or_stale_hook_config(run_cli: RunCli, fork_repo: Path) -> None:
     from contribkit.setup.hookstate import missing_hook_commands
 
-    assert run_cli("init", cwd=fork_repo).returncode == 0
+    assert run_cli("init", *PRE_COMMIT, cwd=fork_repo).returncode == 0
     checks = {
         c["name"]: c
         for c in json.loads(run_cli("doctor", "--json", cwd=fork_repo).stdout)["checks"]
@@ -82,16 +85,16 @@ def test_doctor_reports_a_missing_or_stale_hook_config(run_cli: RunCli, fork_rep
 
 
 def test_init_is_idempotent_and_says_so(run_cli: RunCli, fork_repo: Path) -> None:
-    assert run_cli("init", cwd=fork_repo).returncode == 0
+    assert run_cli("init", *PRE_COMMIT, cwd=fork_repo).returncode == 0
     config = (fork_repo / CONFIG).read_text()
     exclude = (fork_repo / ".git" / "info" / "exclude").read_text()
-    proc = run_cli("init", cwd=fork_repo)
+    proc = run_cli("init", *PRE_COMMIT, cwd=fork_repo)
     assert proc.returncode == 0
     assert "Nothing to change: already set up." in proc.stdout
     assert "already contribkit's" in proc.stdout
     assert (fork_repo / CONFIG).read_text() == config
     assert (fork_repo / ".git" / "info" / "exclude").read_text() == exclude
-    report = json.loads(run_cli("init", "--json", cwd=fork_repo).stdout)
+    report = json.loads(run_cli("init", *PRE_COMMIT, "--json", cwd=fork_repo).stdout)
     assert report["changes"] is False
     assert {h["action"] for h in report["hooks"]} == {"keep"}
 
@@ -99,14 +102,14 @@ def test_init_is_idempotent_and_says_so(run_cli: RunCli, fork_repo: Path) -> Non
 def test_hooks_installed_from_another_environment_are_reinstalled(
     run_cli: RunCli, fork_repo: Path
 ) -> None:
-    assert run_cli("init", cwd=fork_repo).returncode == 0
+    assert run_cli("init", *PRE_COMMIT, cwd=fork_repo).returncode == 0
     hook = fork_repo / ".git" / "hooks" / "commit-msg"
     hook.write_text(
         hook.read_text().replace(
             f"INSTALL_PYTHON={sys.executable}", "INSTALL_PYTHON=/old/venv/bin/python"
         )
     )
-    proc = run_cli("init", cwd=fork_repo)
+    proc = run_cli("init", *PRE_COMMIT, cwd=fork_repo)
     assert proc.returncode == 0, proc.stderr
     assert (
         f"commit-msg  installed (was: contribkit, run by /old/venv/bin/python); now run by {sys.executable}"
@@ -117,7 +120,7 @@ def test_hooks_installed_from_another_environment_are_reinstalled(
 
 def test_dry_run_changes_nothing(run_cli: RunCli, fork_repo: Path) -> None:
     exclude = (fork_repo / ".git" / "info" / "exclude").read_text()
-    proc = run_cli("init", "--dry-run", "--json", cwd=fork_repo)
+    proc = run_cli("init", *PRE_COMMIT, "--dry-run", "--json", cwd=fork_repo)
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert report["dry_run"] is True and report["mode"] == "install"
@@ -129,14 +132,15 @@ def test_dry_run_changes_nothing(run_cli: RunCli, fork_repo: Path) -> None:
     assert not (fork_repo / CONFIG).exists()
     assert not (fork_repo / ".git" / "hooks" / "pre-commit").exists()
     assert (fork_repo / ".git" / "info" / "exclude").read_text() == exclude
-    assert "Dry run: nothing was changed." in run_cli("init", "-n", cwd=fork_repo).stdout
+    dry = run_cli("init", *PRE_COMMIT, "-n", cwd=fork_repo)
+    assert "Dry run: nothing was changed." in dry.stdout
 
 
 def test_own_hooks_are_kept_and_restored(run_cli: RunCli, fork_repo: Path) -> None:
     own = fork_repo / ".git" / "hooks" / "pre-push"
     own.write_text("#!/bin/sh\necho my own pre-push\n")
     own.chmod(0o755)
-    proc = run_cli("init", cwd=fork_repo)
+    proc = run_cli("init", *PRE_COMMIT, cwd=fork_repo)
     assert proc.returncode == 0, proc.stderr
     assert "pre-push    installed (was: your own script); your hook is kept as pre-push.legacy" in (
         proc.stdout
@@ -144,7 +148,7 @@ def test_own_hooks_are_kept_and_restored(run_cli: RunCli, fork_repo: Path) -> No
     assert (
         (fork_repo / ".git" / "hooks" / "pre-push.legacy").read_text().endswith("my own pre-push\n")
     )
-    proc = run_cli("init", "--uninstall", cwd=fork_repo)
+    proc = run_cli("init", *PRE_COMMIT, "--uninstall", cwd=fork_repo)
     assert proc.returncode == 0, proc.stderr
     assert "your pre-push.legacy is restored" in proc.stdout
     assert own.read_text().endswith("my own pre-push\n")
@@ -159,7 +163,7 @@ def test_another_pre_commit_config_is_only_replaced_with_force(
         "#!/usr/bin/env bash\n# File generated by pre-commit: https://pre-commit.com\n"
         "ARGS=(hook-impl --config=.pre-commit-config.yaml --hook-type=commit-msg)\n"
     )
-    proc = run_cli("init", cwd=fork_repo)
+    proc = run_cli("init", *PRE_COMMIT, cwd=fork_repo)
     assert proc.returncode == 2
     assert (
         "the commit-msg hook already runs pre-commit (.pre-commit-config.yaml); contribkit init "
@@ -167,7 +171,7 @@ def test_another_pre_commit_config_is_only_replaced_with_force(
     )
     assert "hint: pass --force" in proc.stderr
     assert not (fork_repo / CONFIG).exists()
-    proc = run_cli("init", "--force", cwd=fork_repo)
+    proc = run_cli("init", *PRE_COMMIT, "--force", cwd=fork_repo)
     assert proc.returncode == 0, proc.stderr
     assert "commit-msg  replaced (was: pre-commit (.pre-commit-config.yaml))" in proc.stdout
     assert "contribkit/pre-commit-config.yaml" in other.read_text()
@@ -176,17 +180,17 @@ def test_another_pre_commit_config_is_only_replaced_with_force(
 def test_an_edited_config_needs_force_but_an_option_change_does_not(
     run_cli: RunCli, fork_repo: Path
 ) -> None:
-    assert run_cli("init", cwd=fork_repo).returncode == 0
+    assert run_cli("init", *PRE_COMMIT, cwd=fork_repo).returncode == 0
     config = fork_repo / CONFIG
     assert "stages: [manual]" in config.read_text()
-    proc = run_cli("init", "--lintrunner", cwd=fork_repo)
+    proc = run_cli("init", *PRE_COMMIT, "--lintrunner", cwd=fork_repo)
     assert proc.returncode == 0 and "config      updated" in proc.stdout
     assert "stages: [manual]" not in config.read_text()
     config.write_text(config.read_text() + "# my edit\n")
-    proc = run_cli("init", cwd=fork_repo)
+    proc = run_cli("init", *PRE_COMMIT, cwd=fork_repo)
     assert proc.returncode == 2 and "was edited since contribkit wrote it" in proc.stderr
     assert config.read_text().endswith("# my edit\n")
-    assert run_cli("init", "--force", cwd=fork_repo).returncode == 0
+    assert run_cli("init", *PRE_COMMIT, "--force", cwd=fork_repo).returncode == 0
     assert "# my edit" not in config.read_text()
 
 
@@ -194,7 +198,7 @@ def test_a_tracked_pre_commit_config_gets_a_snippet(run_cli: RunCli, fork_repo: 
     (fork_repo / ".pre-commit-config.yaml").write_text("repos: []\n")
     git("add", ".pre-commit-config.yaml", cwd=fork_repo)
     git("commit", "-qm", "Use pre-commit", cwd=fork_repo)
-    proc = run_cli("init", cwd=fork_repo)
+    proc = run_cli("init", *PRE_COMMIT, cwd=fork_repo)
     assert proc.returncode == 0, proc.stderr
     assert (
         "tracks its own .pre-commit-config.yaml, so contribkit installs nothing here" in proc.stdout
@@ -206,7 +210,7 @@ def test_a_tracked_pre_commit_config_gets_a_snippet(run_cli: RunCli, fork_repo: 
     assert not (fork_repo / ".git" / "hooks" / "commit-msg").exists()
     assert "/repros/" in (fork_repo / ".git" / "info" / "exclude").read_text()
     assert (fork_repo / ".pre-commit-config.yaml").read_text() == "repos: []\n"
-    report = json.loads(run_cli("init", "--json", cwd=fork_repo).stdout)
+    report = json.loads(run_cli("init", *PRE_COMMIT, "--json", cwd=fork_repo).stdout)
     assert report["mode"] == "snippet" and "contribkit-tests-required" in report["snippet"]
 
 
@@ -214,13 +218,13 @@ def test_hooks_path_and_outside_a_repo_are_usage_errors(
     run_cli: RunCli, fork_repo: Path, tmp_path: Path
 ) -> None:
     git("config", "core.hooksPath", ".githooks", cwd=fork_repo)
-    proc = run_cli("init", cwd=fork_repo)
+    proc = run_cli("init", *PRE_COMMIT, cwd=fork_repo)
     assert proc.returncode == 2
     assert "core.hooksPath is set to .githooks" in proc.stderr
     assert "hint: git config --unset core.hooksPath" in proc.stderr
     outside = tmp_path / "outside"
     outside.mkdir()
-    proc = run_cli("init", cwd=outside)
+    proc = run_cli("init", *PRE_COMMIT, cwd=outside)
     assert proc.returncode == 2 and "not inside a git repository" in proc.stderr
 
 
@@ -229,11 +233,11 @@ def test_linked_worktrees_are_sent_to_the_main_one(
 ) -> None:
     linked = tmp_path / "linked"
     git("worktree", "add", "-q", "-b", "fix/1-x", str(linked), cwd=fork_repo)
-    proc = run_cli("init", cwd=linked)
+    proc = run_cli("init", *PRE_COMMIT, cwd=linked)
     assert proc.returncode == 2
     assert "is a linked worktree" in proc.stderr
     assert f"hint: cd {fork_repo.resolve()} && contribkit init" in proc.stderr
-    assert run_cli("init", cwd=fork_repo).returncode == 0
+    assert run_cli("init", *PRE_COMMIT, cwd=fork_repo).returncode == 0
     # commits in the linked worktree are not blocked by the config path it cannot see
     (linked / "docs" / "note.rst").write_text("note\n")
     git("add", "-A", cwd=linked)
@@ -244,9 +248,9 @@ def test_linked_worktrees_are_sent_to_the_main_one(
 def test_uninstall_undoes_init(run_cli: RunCli, fork_repo: Path) -> None:
     exclude_path = fork_repo / ".git" / "info" / "exclude"
     original_exclude = exclude_path.read_text()
-    assert run_cli("init", cwd=fork_repo).returncode == 0
+    assert run_cli("init", *PRE_COMMIT, cwd=fork_repo).returncode == 0
     (fork_repo / "repros" / "issue-1").mkdir(parents=True)
-    proc = run_cli("init", "--uninstall", cwd=fork_repo)
+    proc = run_cli("init", *PRE_COMMIT, "--uninstall", cwd=fork_repo)
     assert proc.returncode == 0, proc.stderr
     assert "kept /repros/: still on disk" in proc.stdout
     for hook_type in HOOK_TYPES:
@@ -259,11 +263,11 @@ def test_uninstall_undoes_init(run_cli: RunCli, fork_repo: Path) -> None:
     ]
     (fork_repo / "repros" / "issue-1").rmdir()
     (fork_repo / "repros").rmdir()
-    proc = run_cli("init", "--uninstall", "--json", cwd=fork_repo)
+    proc = run_cli("init", *PRE_COMMIT, "--uninstall", "--json", cwd=fork_repo)
     assert json.loads(proc.stdout)["excludes"] == ["/repros/"]
     assert exclude_path.read_text() == original_exclude
     assert not (fork_repo / ".git" / "contribkit").exists()
-    assert "Nothing to undo." in run_cli("init", "--uninstall", cwd=fork_repo).stdout
+    assert "Nothing to undo." in run_cli("init", *PRE_COMMIT, "--uninstall", cwd=fork_repo).stdout
 
 
 def test_uninstall_keeps_the_excludes_that_were_there_before(
@@ -275,12 +279,13 @@ def test_uninstall_keeps_the_excludes_that_were_there_before(
     exclude_path.write_text(exclude_path.read_text() + "tl_out/\n*.swp\n")
     ensure_excluded(fork_repo, ("/.contribkit/",))  # as `contribkit run` does, before init
     before = exclude_path.read_text()
-    assert run_cli("init", cwd=fork_repo).returncode == 0
-    assert run_cli("init", cwd=fork_repo).returncode == 0  # a second run keeps the record
+    assert run_cli("init", *PRE_COMMIT, cwd=fork_repo).returncode == 0
+    # a second run keeps the record
+    assert run_cli("init", *PRE_COMMIT, cwd=fork_repo).returncode == 0
     during = exclude_path.read_text()
     assert during.count("tl_out/") == 1 and during.count("/.contribkit/") == 1
     assert "/repros/" in during and during.startswith(before)
-    proc = run_cli("init", "--uninstall", "--json", cwd=fork_repo)
+    proc = run_cli("init", *PRE_COMMIT, "--uninstall", "--json", cwd=fork_repo)
     assert proc.returncode == 0, proc.stderr
     removed = json.loads(proc.stdout)["excludes"]
     assert "/repros/" in removed and "tl_out/" not in removed and "/.contribkit/" not in removed
@@ -293,7 +298,7 @@ def test_uninstall_keeps_the_excludes_that_were_there_before(
 
 @pytest.fixture
 def initialised(run_cli: RunCli, fork_repo: Path) -> Path:
-    proc = run_cli("init", cwd=fork_repo)
+    proc = run_cli("init", *PRE_COMMIT, cwd=fork_repo)
     assert proc.returncode == 0, proc.stderr
     git("switch", "-q", "-c", "fix/12345-relu", cwd=fork_repo)
     return fork_repo

@@ -212,10 +212,7 @@ def check_hooks(ws: Workspace) -> list[Check]:
     ours = [s.hook_type for s in states if s.ours]
     others = [s.hook_type for s in states if s.installed and not s.ours]
     missing = [s.hook_type for s in states if not s.ours]
-    engines = sorted({str(s.engine) for s in states if s.ours})
     detail = f"contribkit: {', '.join(ours) or 'none'}"
-    if engines and engines != ["native"]:
-        detail += f" (run by {', '.join(engines)})"
     if others:
         detail += f"; other hooks: {', '.join(others)}"
     status = "OK" if not missing else "WARN"
