@@ -8,6 +8,11 @@
    files, and one library file in ten mentioning a debugger in a comment), each hook given every
    file the way pre-commit would, one after the other.
    Target: <= 1 s in total (pre-commit would also spread them over the CPUs).
+3. A real ``git commit`` (one edited library file, ``git commit -a``) in a temporary fork with
+   every hook ``contribkit init`` installs, native engine (one process per git hook stage), against
+   one conventional-pre-commit check on the same message; beside it, the same commit with
+   ``--no-verify`` and through the pre-commit engine, for reference. All interleaved in one run.
+   Target (issue 14): <= 1.5x conventional-pre-commit.
 
     python benchmarks/hooks.py [--runs N] [--files N]
 """
@@ -22,7 +27,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _timing import find, installed, median_wall, report
+from _timing import find, installed, interleaved_medians, median_wall, report
 
 ROOT = Path(__file__).resolve().parent.parent
 MESSAGE = (
@@ -116,6 +121,74 @@ def make_repo(path: Path, files: int) -> list[str]:
     return names
 
 
+COMMIT = 'date +%N >> torch/nn/block.py && exec git commit -q -a "$@"'
+
+
+def make_fork(path: Path, engine: str) -> list[str]:
+    """A small fork with contribkit's hooks installed by ``engine``; the command that commits an
+    edit there (append a line, ``git commit -a`` with MESSAGE)."""
+    subprocess.run(["git", "init", "-q", "-b", "fix/12345-bench", str(path)], check=True)
+    for rel, text in {
+        "torch/nn/block.py": LIBRARY_FILE.format(n=7, comment=""),
+        "test/nn/test_block.py": TEST_FILE.format(n=7),
+    }.items():
+        (path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (path / rel).write_text(text)
+    env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.com"}
+    env.update(GIT_COMMITTER_NAME="b", GIT_COMMITTER_EMAIL="b@example.com")
+    subprocess.run(["git", "add", "-A"], cwd=path, check=True)
+    subprocess.run(["git", "commit", "-qm", "Initial import"], cwd=path, check=True, env=env)
+    init = subprocess.run(
+        [sys.executable, "-m", "contribkit", "init", "--engine", engine],
+        cwd=path,
+        capture_output=True,
+        text=True,
+    )
+    if init.returncode != 0:
+        raise SystemExit(f"contribkit init --engine {engine} failed:\n{init.stderr}")
+    for key, value in (("user.name", "bench"), ("user.email", "bench@example.com")):
+        subprocess.run(["git", "config", key, value], cwd=path, check=True)
+    return ["sh", "-c", COMMIT, "commit", "-m", MESSAGE]
+
+
+def commit_benchmark(tmp: Path, runs: int) -> bool:
+    """Section 3: a commit through the installed hooks against one conventional-pre-commit check."""
+    baseline = find("conventional-pre-commit")
+    if not baseline:
+        print("note: conventional-pre-commit is not installed; the commit benchmark is skipped")
+        return True
+    native, through_pre_commit = tmp / "native", tmp / "pre-commit"
+    commit = make_fork(native, "native")
+    message = tmp / "MSG"
+    message.write_text(MESSAGE)
+    cmds = [
+        [baseline, str(message)],
+        commit,
+        [*commit, "--no-verify"],
+        ["sh", "-c", f'cd "{through_pre_commit}" && exec "$@"', "sh", *commit],
+    ]
+    engines = find("pre-commit") is not None
+    if engines:
+        make_fork(through_pre_commit, "pre-commit")
+    else:
+        cmds.pop()
+        print("note: pre-commit is not installed; the pre-commit engine is not measured")
+    check = subprocess.run(commit, cwd=native, capture_output=True, text=True)
+    if check.returncode != 0:
+        print(f"the commit failed through the hooks:\n{check.stdout}{check.stderr}")
+        return False
+    times = interleaved_medians(cmds, runs, cwd=native)
+    theirs, ours, bare = times[:3]
+    rows: list[tuple[str, float, str, float | None, float | None]] = [
+        ("conventional-pre-commit (one check)", theirs, "", None, None),
+        ("git commit --no-verify", bare, "cpc", bare / theirs, None),
+    ]
+    if engines:
+        rows.append(("git commit, pre-commit engine", times[3], "cpc", times[3] / theirs, None))
+    rows.append(("git commit, native hooks (init's default)", ours, "cpc", ours / theirs, 1.5))
+    return report(f"git commit with every hook init installs ({runs} runs, medians)", rows)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=21)
@@ -174,6 +247,7 @@ def main() -> int:
             f"pre-commit-stage hooks over {args.files} Python files ({runs} runs, medians)",
             stage_rows,
         )
+        ok &= commit_benchmark(Path(tmp), args.runs)
     return 0 if ok else 1
 
 

@@ -4,18 +4,20 @@
 # with SKIP=<hook id>. `contribkit init --uninstall` removes this file and puts back a hook of
 # your own that init kept as ${stage}.contribkit-chained (it runs first, as before).
 INSTALL_PYTHON=${python}
+# what `python -m contribkit.hooks.stage` runs, without runpy's imports
+run='import sys; from contribkit.hooks.stage import main; sys.exit(main())'
 chained="$${0%/*}/${stage}.contribkit-chained"
 if [ ! -x "$$chained" ]; then
-    exec "$$INSTALL_PYTHON" -m contribkit.hooks.stage ${options}${stage} "$$@"
+    exec "$$INSTALL_PYTHON" -c "$$run" ${options}${stage} "$$@"
 fi
 status=0
 if [ ${stage} = pre-push ]; then
     # git sends the pushed refs on stdin: both hooks read them
     refs=$$(cat)
     printf '%s\n' "$$refs" | "$$chained" "$$@" || status=$$?
-    printf '%s\n' "$$refs" | "$$INSTALL_PYTHON" -m contribkit.hooks.stage ${options}${stage} "$$@" || status=$$?
+    printf '%s\n' "$$refs" | "$$INSTALL_PYTHON" -c "$$run" ${options}${stage} "$$@" || status=$$?
 else
     "$$chained" "$$@" || status=$$?
-    "$$INSTALL_PYTHON" -m contribkit.hooks.stage ${options}${stage} "$$@" || status=$$?
+    "$$INSTALL_PYTHON" -c "$$run" ${options}${stage} "$$@" || status=$$?
 fi
 exit $$status

@@ -53,6 +53,37 @@ def git(*args: str, cwd: Path | str | None = None, check: bool = True) -> str:
     return proc.stdout.rstrip("\n")
 
 
+def git_lean(*args: str) -> str:
+    """``git args``'s stdout (its stderr shown), started without the subprocess module, whose
+    import costs more than the checks of a typical commit: for the hooks' stage runner. Runs in
+    the current folder; GitError when git fails."""
+    if not hasattr(os, "posix_spawnp"):  # Windows
+        return git(*args)
+    read_fd, write_fd = os.pipe()
+    try:
+        pid = os.posix_spawnp(
+            "git",
+            ["git", *args],
+            os.environ,
+            file_actions=[
+                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                (os.POSIX_SPAWN_DUP2, write_fd, 1),
+                (os.POSIX_SPAWN_CLOSE, read_fd),
+            ],
+        )
+    except OSError as exc:
+        os.close(read_fd)
+        raise GitError(f"cannot run git: {exc}") from exc
+    finally:
+        os.close(write_fd)
+    with os.fdopen(read_fd, "rb") as fh:
+        data = fh.read()
+    status = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    if status != 0:
+        raise GitError(f"git {' '.join(args)} failed (exit {status})")
+    return data.decode("utf-8", errors="replace").rstrip("\n")
+
+
 def repo_root(cwd: Path | str | None = None) -> Path | None:
     """The top of the work tree containing ``cwd``, or None outside a repository."""
     from pathlib import Path

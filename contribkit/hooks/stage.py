@@ -134,8 +134,8 @@ def changed_files() -> list[str]:
             "diff", "--name-only", "--no-ext-diff", "-z", "-m", tree, "HEAD", "MERGE_HEAD", "--"
         )
         names = sorted(set(conflicts) | {n for n in out.split("\0") if n})
-    else:
-        out = gitcmd.git(
+    else:  # the common case: git started without importing subprocess
+        out = gitcmd.git_lean(
             "diff", "--staged", "--name-only", "--no-ext-diff", "-z", "--diff-filter=ACMRTUXB"
         )
         names = [n for n in out.split("\0") if n]
