@@ -88,29 +88,68 @@ class ChildResult:
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    for sig, grace in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 5.0)):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=grace)
-            return
-        except subprocess.TimeoutExpired:
+    escaped = descendants([proc.pid])  # before the leader dies: then they are still its tree
+    try:
+        for sig, grace in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 5.0)):
+            try:
+                os.killpg(proc.pid, sig)
+            except ProcessLookupError:
+                return
+            try:
+                proc.wait(timeout=grace)
+                return
+            except subprocess.TimeoutExpired:
+                continue
+    finally:
+        for pid in escaped:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def descendants(pids: Iterable[int]) -> list[int]:
+    """Every process below ``pids`` (parent links read from Linux's /proc; none elsewhere)."""
+    children: dict[int, list[int]] = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return []
+    for name in names:
+        if not name.isdigit():
             continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as fh:
+                stat = fh.read()
+            # "pid (comm) state ppid …": comm may hold spaces and parentheses
+            ppid = int(stat.rsplit(b")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(name))
+    found: list[int] = []
+    todo = list(pids)
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
 
 
 def kill_running() -> int:
-    """Kill the process group of every child still running; return how many there were.
+    """Kill every child still running, with its whole tree; return how many there were.
 
     For callers that run children from worker threads: KeyboardInterrupt and ``Terminated``
     reach only the main thread, which calls this so that no leg outlives the stopped command.
+    The process group goes, and so does any descendant that left it with ``setsid`` (a new
+    session escapes a group kill, not its parent's tree).
     """
     with _running_lock:
         procs = list(_running.values())
+    escaped = descendants(proc.pid for proc in procs)
     for proc in procs:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
+    for pid in escaped:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
     return len(procs)
 
 
