@@ -134,12 +134,15 @@ def test_generated_files_run_green_with_python_and_pytest(fork: Path, run_cli: R
         "test/test_torch.py": [
             # no family: PyTorch's general tensor tests; created here
             ["--op", "index_add", "--check", "result.shape == sample.input.shape"],
+            ["--op", "relu", "--check", "(result >= 0).all()"],  # no OpInfo: a property test
             ["--from-repro", str(repros / "issue-104")],  # no area label; inserted
             ["--from-repro", "105"],  # seeded: the CPU run draws the same numbers
         ],
         "test/test_nn.py": [
             ["--module", "torch.nn.Unfold"],  # no ModuleInfo: kernel_size filled in
             ["--module", "torch.nn.Linear"],  # has a ModuleInfo
+            ["--module", "torch.nn.BatchNorm2d"],  # a ModuleInfo whose train and eval differ
+            ["--module", "torch.nn.Dropout"],  # no ModuleInfo, and depends on the mode
             ["--from-repro", "repros/issue-102"],  # labelled module: nn
         ],
         "test/test_scatter_gather.py": [["--op", "scatter_add"]],  # the op's family
@@ -174,7 +177,7 @@ def test_generated_files_run_green_with_python_and_pytest(fork: Path, run_cli: R
         "module: tests",
         "module: scatter & gather ops",
     )
-    assert torch_file[1]["only"] == "cuda"
+    assert torch_file[2]["only"] == "cuda"
     assert {(m["action"], m["class"], m["placed_by"]) for m in nn_file} == {
         ("insert", "TestNNDeviceType", "the module's package"),
         ("insert", "TestNNDeviceType", "the issue's label 'module: nn'"),
@@ -186,6 +189,21 @@ def test_generated_files_run_green_with_python_and_pytest(fork: Path, run_cli: R
     )
     nn_text = (fork / "test" / "test_nn.py").read_text()
     assert "torch.nn.Unfold(kernel_size=2).to(device=device" in nn_text
+    # Modules run in train mode, checked for what test_modules.py does not check; no .eval().
+    unfold, linear, batchnorm, dropout = nn_file[:4]
+    assert (unfold["test"], linear["test"], dropout["test"]) == (
+        "test_unfold_gradients",
+        "test_linear_gradients",
+        "test_dropout_zeroed_or_scaled_gradients",
+    )
+    assert batchnorm["variants"]["cpu"] == [
+        "test_batchnorm2d_channel_mean_zero_gradients_nn_BatchNorm2d_cpu_float32",
+        "test_batchnorm2d_channel_mean_zero_gradients_nn_BatchNorm2d_cpu_float64",
+    ]
+    assert "train_eval_mode=TrainEvalMode.train_only," in nn_text
+    assert ".eval()" not in nn_text and "module.train()  #" in nn_text
+    assert any("test_cpu_gpu_parity already compares" in n for n in linear["notes"])
+    assert torch_file[1]["test"] == "test_relu_property" and torch_file[1]["only"] is None
     # The file's own lines all survive, in order, but for the one-line import that gains names.
     removed, _ = edited_lines(NN_FILE, nn_text)
     assert removed == [
@@ -338,6 +356,8 @@ def test_refusals_are_one_line_exit_2_and_write_nothing(fork: Path, run_cli: Run
     before = {p: p.read_bytes() for p in fork.rglob("*") if p.is_file() and ".git" not in p.parts}
     cases = [
         (["--op", "indx_add"], "unknown operator 'indx_add'", "did you mean: index_add"),
+        (["--op", "selu"], "has no OpInfo, and the target has one device", "--check EXPR"),
+        (["--module", "torch.nn.ReLU", "--ref", "numpy.abs"], "--ref goes with --op", "--op"),
         (["--module", "torch.nn.Unfld"], "'torch.nn.Unfld' is not a module", "torch.nn.Unfold"),
         (
             ["--module", "torch.nn.Fold"],

@@ -28,6 +28,7 @@ from contribkit.testgen.areas import (
 )
 from contribkit.testgen.files import default_target, plan_into, plan_new_file, split_into
 from contribkit.testgen.fromrepro import _signature_checks, read_repro, repro_spec
+from contribkit.testgen.modulespecs import module_spec
 from contribkit.testgen.pyedit import ImportSpec, indent_block
 from contribkit.testgen.rewrite import (
     draws_random,
@@ -40,6 +41,7 @@ from contribkit.testgen.specs import (
     check_dotted,
     check_expression,
     check_init,
+    check_ref,
     file_imports,
     op_spec,
     skeleton_spec,
@@ -672,3 +674,124 @@ def test_an_op_with_an_opinfo_gets_an_ops_test_that_checks_what_test_ops_does_no
     assert "--check EXPR" in (caught.value.hint or "")
     with pytest.raises(BadInput, match="not a Python expression"):
         check_expression("result ==")
+
+
+def _probed_module(module_info: bool = True, **info: Any) -> dict[str, Any]:
+    found: dict[str, Any] = {
+        "name": "torch.nn.BatchNorm2d",
+        "train_dependent": True,
+        "chosen": ["float32", "float64"],
+        "failures": {},
+        "checks": {"check": False, "doc": True, "grad": True},
+        "checks_left_out": {},
+    }
+    if module_info:
+        found.update(
+            module_info="nn.BatchNorm2d",
+            formatted_name="nn_BatchNorm2d",
+            inputs_func="module_inputs_torch_nn_BatchNorm2d",
+            parity_skipped=False,
+        )
+    else:
+        found.update(name="torch.nn.Dropout", required=[], init="", shape=[2, 3])
+    found.update(info)
+    return {"query": found["name"], "devices": ["cpu"], "module": found}
+
+
+def test_a_module_with_a_moduleinfo_gets_a_modules_test_in_train_mode(tmp_path: Path) -> None:
+    spec = module_spec(_probed_module(), None)
+    assert spec.method.startswith(
+        "@modules(\n"
+        "    [info for info in module_db if info.module_cls is torch.nn.BatchNorm2d],\n"
+        "    allowed_dtypes=(torch.float32, torch.float64),\n"
+        "    train_eval_mode=TrainEvalMode.train_only,\n)\n"
+        "def test_batchnorm2d_channel_mean_zero_gradients(self, device, dtype, module_info, "
+        "training):\n"
+    )
+    assert "module_info.module_inputs_func(\n" in spec.method
+    assert "requires_grad=True, training=training" in spec.method
+    assert ".train(training)" in spec.method and ".eval()" not in spec.method
+    assert "cpu" not in spec.method.split('"""')[-1]  # no comparison with CPU in the test
+    assert spec.variants()["cpu"] == [
+        "test_batchnorm2d_channel_mean_zero_gradients_nn_BatchNorm2d_cpu_float32",
+        "test_batchnorm2d_channel_mean_zero_gradients_nn_BatchNorm2d_cpu_float64",
+    ]
+    assert any("test_cpu_gpu_parity already compares" in n for n in spec.notes)
+    assert any("module_inputs_torch_nn_BatchNorm2d" in n for n in spec.notes)
+    assert any("train_and_eval_differ" in n for n in spec.notes)
+    text = new_file(spec, tmp_path)
+    assert (
+        "from torch.testing._internal.common_modules import module_db, modules, TrainEvalMode\n"
+        in (text)
+    )
+    # Train and eval the same: @modules' one flag, no train_eval_mode; --check is asserted.
+    plain = module_spec(
+        _probed_module(
+            name="torch.nn.Linear",
+            train_dependent=False,
+            checks={"check": True, "doc": False, "grad": False},
+        ),
+        None,
+        check="result.shape[-1] == module.out_features",
+    )
+    assert "train_eval_mode" not in plain.method and plain.name == "test_linear_property"
+    assert "result.shape[-1] == module.out_features,\n" in plain.method
+    assert "tree_leaves" not in plain.method and "requires_grad=False" in plain.method
+    assert text.count("class ") == 1
+    with pytest.raises(BadInput, match="has no property to test") as caught:
+        module_spec(
+            _probed_module(
+                checks={"check": False, "doc": False, "grad": False},
+                checks_left_out={"grad": "no output or input requires grad"},
+            ),
+            None,
+        )
+    assert "--check EXPR" in (caught.value.hint or "")
+
+
+def test_a_module_without_a_moduleinfo_runs_in_train_mode_and_compares_only_on_two_devices(
+    tmp_path: Path,
+) -> None:
+    spec = module_spec(_probed_module(module_info=False), None)
+    assert spec.name == "test_dropout_zeroed_or_scaled_gradients"
+    assert "module = torch.nn.Dropout().to(device=device, dtype=dtype)\nmodule.train()" in (
+        spec.method.replace("    ", "")
+    )
+    assert "torch.isclose(result, inputs[0] / (1 - module.p))" in spec.method
+    assert ".eval()" not in spec.method and "copy.deepcopy" not in spec.method
+    assert "@dtypes(torch.float32, torch.float64)" in spec.method
+    new_file(spec, tmp_path)
+    nothing = {"check": False, "doc": False, "grad": False}
+    with pytest.raises(BadInput, match="has no property to test"):
+        module_spec(_probed_module(module_info=False, checks=nothing), None)
+    two = _probed_module(module_info=False, checks=nothing, compare_failures={})
+    two["devices"] = ["cpu", "cuda"]
+    compared = module_spec(two, None)
+    assert compared.only == "cuda" and "@onlyCUDA" in compared.method
+    assert 'copy.deepcopy(module).to("cpu")' in compared.method
+
+
+def _probed_function(**fn: Any) -> dict[str, Any]:
+    found = {"name": "relu", "chosen": ["float32", "float64"], "failures": {}, "compare": "values"}
+    return {"query": "relu", "devices": ["cpu"], "function": {**found, **fn}}
+
+
+def test_a_function_without_an_opinfo_gets_a_property_or_reference_test(tmp_path: Path) -> None:
+    with pytest.raises(BadInput, match="would compare CPU with CPU") as caught:
+        op_spec(_probed_function())
+    assert "--check EXPR" in (caught.value.hint or "") and "--ref" in (caught.value.hint or "")
+    spec = op_spec(_probed_function(), check="(result >= 0).all()")
+    assert spec.name == "test_relu_property" and spec.only is None
+    assert "self.assertTrue((result >= 0).all()," in spec.method
+    assert "x.cpu()" not in spec.method
+    ref = op_spec(_probed_function(), ref="numpy.fmax")
+    assert "expected = torch.from_numpy(np.asarray(np.fmax(x.cpu().numpy())))" in ref.method
+    assert ImportSpec("numpy", asname="np") in ref.imports
+    assert "import numpy as np\n" in new_file(ref, tmp_path)
+    assert check_ref("np.sinc") == "numpy.sinc"
+    with pytest.raises(BadInput, match="not a numpy function"):
+        check_ref("scipy.special.erf")
+    two = _probed_function()
+    two["devices"] = ["cpu", "cuda"]
+    compared = op_spec(two)
+    assert compared.only == "cuda" and "expected = torch.relu(x.cpu())" in compared.method

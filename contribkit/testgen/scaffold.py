@@ -20,12 +20,13 @@ from contribkit.core.workspace import Workspace
 from contribkit.testgen.areas import check_area, method_name
 from contribkit.testgen.files import FilePlan, plan_default, plan_into, plan_new_file, split_into
 from contribkit.testgen.fromrepro import read_repro, repro_spec, resolve_repro_dir
+from contribkit.testgen.modulespecs import module_spec
 from contribkit.testgen.specs import (
     MethodSpec,
     check_dotted,
     check_expression,
     check_init,
-    module_spec,
+    check_ref,
     op_spec,
     probe_target,
     skeleton_spec,
@@ -42,6 +43,7 @@ class ScaffoldRequest:
     module: str | None = None
     init: str | None = None
     check: str | None = None
+    ref: str | None = None
     from_repro: str | None = None
     name: str | None = None
     area: str | None = None
@@ -86,10 +88,13 @@ def _check_options(request: ScaffoldRequest) -> None:
             "nothing to test: give --op, --module, --from-repro, or --name for a skeleton",
             "e.g. contribkit test --op index_add",
         )
-    if request.check is not None and not request.op:
+    if request.check is not None and not (request.op or request.module):
         raise BadInput(
-            "--check goes with --op", "e.g. --op index_add --check 'result.isfinite().all()'"
+            "--check goes with --op or --module",
+            "e.g. --op index_add --check 'result.isfinite().all()'",
         )
+    if request.ref is not None and not request.op:
+        raise BadInput("--ref goes with --op", "e.g. --op relu --ref numpy.positive")
     if request.init is not None and not request.module:
         raise BadInput(
             "--init goes with --module", "e.g. --module torch.nn.Unfold --init 'kernel_size=2'"
@@ -111,15 +116,17 @@ def _builder(
     """The test, as a function of whether the class it goes into is device-generic."""
     if request.op:
         check = check_expression(request.check) if request.check else None
-        probe = target_request("op", check_dotted(request.op, "--op"), check=check)
+        ref = check_ref(request.ref) if request.ref else None
+        probe = target_request("op", check_dotted(request.op, "--op"), check=check, ref=ref)
         result = probe_target(ws.python(), probe, ws.settings)
-        return partial(op_spec, result, test_name, check=check)
+        return partial(op_spec, result, test_name, check=check, ref=ref)
     if request.module:
         init_args = check_init(request.init) if request.init else None
+        check = check_expression(request.check) if request.check else None
         qualname = check_dotted(request.module, "--module")
-        probe = target_request("module", qualname, init_args)
+        probe = target_request("module", qualname, init_args, check=check)
         result = probe_target(ws.python(), probe, ws.settings)
-        return partial(module_spec, result, init_args, test_name)
+        return partial(module_spec, result, init_args, test_name, check=check)
     if request.from_repro:
         folder = resolve_repro_dir(request.from_repro, base / ws.settings.text("repros_dir"))
         source = read_repro(folder)

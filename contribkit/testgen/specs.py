@@ -60,6 +60,36 @@ INIT_ARGS: dict[str, int | str] = {
     "groups": 1,
     "size": 2,
 }
+# The documented property a --module test checks, by class name: (the test name's word, an
+# expression over result, module, inputs and torch, what it says). The test runs the module in
+# train mode; the probe checks the property on CPU first and leaves it out where it fails.
+MODULE_PROPERTIES: dict[str, tuple[str, str, str]] = {
+    **{
+        name: (
+            "zeroed_or_scaled",
+            "((result == 0) | torch.isclose(result, inputs[0] / (1 - module.p))).all()",
+            "in train mode each element is zeroed or scaled by 1/(1-p)",
+        )
+        for name in ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d")
+    },
+    **{
+        name: (
+            "channel_mean_zero",
+            "(result.transpose(0, 1).flatten(1).mean(1).nan_to_num().abs() < 1e-4).all()",
+            "in train mode each channel's output has mean 0 (the batch's statistics)",
+        )
+        for name in ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d")
+    },
+    "ReLU": ("nonnegative", "(result >= 0).all()", "its output is never negative"),
+    "ReLU6": ("in_0_6", "((result >= 0) & (result <= 6)).all()", "its output lies in [0, 6]"),
+    "Sigmoid": ("in_0_1", "((result >= 0) & (result <= 1)).all()", "its output lies in [0, 1]"),
+    "Tanh": ("in_minus1_1", "(result.abs() <= 1).all()", "its output lies in [-1, 1]"),
+    "Softmax": (
+        "sums_to_one",
+        "((result.sum(module.dim) - 1).abs() < 1e-5).all()",
+        "its output sums to 1 along dim",
+    ),
+}
 
 DEVICE_TYPE = "torch.testing._internal.common_device_type"
 COMMON_UTILS = "torch.testing._internal.common_utils"
@@ -106,13 +136,19 @@ class MethodSpec:
 
 
 def target_request(
-    kind: str, name: str, init: str | None = None, check: str | None = None
+    kind: str,
+    name: str,
+    init: str | None = None,
+    check: str | None = None,
+    ref: str | None = None,
 ) -> dict[str, Any]:
     return {
         "kind": kind,
         "name": name,
         "init": init,
         "check": check,
+        "ref": ref,
+        "properties": MODULE_PROPERTIES,
         "dtype_groups": DTYPE_GROUPS,
         "default_dtypes": DEFAULT_DTYPES,
         "shapes": PROBE_SHAPES,
@@ -277,16 +313,24 @@ def op_spec(
     name: str | None = None,
     generic: bool = True,
     check: str | None = None,
+    ref: str | None = None,
 ) -> MethodSpec:
     """An ``@ops`` test for an op with an OpInfo; else a test that calls the function."""
     _probe_failed(result)
+    if "ref_error" in result:
+        raise BadInput(result["ref_error"], hint="name a numpy function: --ref numpy.NAME")
     notes = []
     if "opdb_error" in result:
         notes.append(f"op_db is not importable here ({result['opdb_error']}): no OpInfo used")
     if "op" in result:
+        if ref:
+            notes.append(
+                f"--ref is for a function without an OpInfo: {result['op']['name']} has one"
+            )
         return _opinfo_spec(result["op"], result["query"], name, generic, notes, check)
     if "function" in result:
-        return _function_spec(result["function"], name, generic, notes)
+        devices = result.get("devices", ["cpu"])
+        return _function_spec(result["function"], name, generic, notes, check, ref, devices)
     suggestions = result.get("suggestions") or []
     raise BadInput(
         f"unknown operator '{result['query']}'",
@@ -294,6 +338,14 @@ def op_spec(
         if suggestions
         else "use an op_db name or a torch function, e.g. index_add, linalg.svd, nn.functional.relu",
     )
+
+
+def allowed_dtypes(dtypes: list[str]) -> str:
+    """``@ops``'s or ``@modules``' ``allowed_dtypes=(…),`` argument, wrapped when long."""
+    names = ", ".join(f"torch.{d}" for d in dtypes) + ("," if len(dtypes) == 1 else "")
+    if len(names) + 28 <= LINE_LIMIT:
+        return f"allowed_dtypes=({names}),"
+    return "allowed_dtypes=(\n" + "".join(f"        torch.{d},\n" for d in dtypes) + "    ),"
 
 
 # The generic suites that already compare every OpInfo/ModuleInfo across devices.
@@ -350,17 +402,10 @@ def _opinfo_spec(
         )
     thing = slug(full.replace(".", "_"), limit=60)
     words = "_".join(CHECK_WORDS[k] for k in ("check", "ref", "grad") if k in checks)
-    dtypes = cpu or cuda
-    names = ", ".join(f"torch.{d}" for d in dtypes) + ("," if len(dtypes) == 1 else "")
-    allowed = (
-        f"allowed_dtypes=({names}),"
-        if len(names) + 28 <= LINE_LIMIT
-        else "allowed_dtypes=(\n" + "".join(f"        torch.{d},\n" for d in dtypes) + "    ),"
-    )
     variant = f'"{op["variant"]}"'
     decorator = (
         f'ops(\n    [op for op in op_db if op.name == "{op["name"]}" and op.variant_test_name == '
-        f"{variant}],\n    {allowed}\n)"
+        f"{variant}],\n    {allowed_dtypes(cpu or cuda)}\n)"
     )
     imports = [
         TORCH,
@@ -400,133 +445,70 @@ def _opinfo_spec(
 
 
 def _function_spec(
-    fn: dict[str, Any], name: str | None, generic: bool, notes: list[str]
+    fn: dict[str, Any],
+    name: str | None,
+    generic: bool,
+    notes: list[str],
+    check: str | None,
+    ref: str | None,
+    devices: list[str],
 ) -> MethodSpec:
+    """A test of a torch function without an OpInfo: the --check property and the --ref numpy
+    reference on one input; without either, a comparison with CPU where there is a second device
+    (on a CPU-only machine it would compare CPU with CPU)."""
     qualname = "torch." + fn["name"]
+    compare = not (check or ref)
+    if compare and "cuda" not in devices:
+        raise BadInput(
+            f"{qualname} has no OpInfo, and the target has one device: comparing it with CPU "
+            "would compare CPU with CPU",
+            hint="name what to test: --check EXPR (over result and x), or --ref numpy.NAME; or "
+            "start from a skeleton: --name NAME --area AREA",
+        )
     if not fn["chosen"]:
         why = "; ".join(f"{d}: {w}" for d, w in fn["failures"].items())
         raise BadInput(
-            f"{qualname} has no OpInfo, and calling it with one tensor failed ({why})",
-            hint="write the call yourself from a skeleton: contribkit test --name NAME --area AREA",
+            f"{qualname} has no OpInfo, and its test fails on CPU for every dtype ({why})",
+            hint="check --check/--ref, or write the call yourself from a skeleton: "
+            "contribkit test --name NAME --area AREA",
         )
     _need_generic(generic, "an operator")
     notes.append(
-        f"{qualname} has no OpInfo: default dtypes ({', '.join(DEFAULT_DTYPES)}) and one (3, 4) input"
+        f"{qualname} has no OpInfo: default dtypes ({', '.join(DEFAULT_DTYPES)}) and one (3, 4) "
+        "input; an OpInfo in common_methods_invocations.py would give it test_ops.py's suites"
     )
+    notes.extend(f"left out {d}: {why}" for d, why in fn["failures"].items())
     thing = slug(fn["name"].replace(".", "_"), limit=60)
+    if compare:
+        notes.append("a comparison with CPU, on CUDA only (on CPU it would compare CPU with CPU)")
+        cpu: list[str] = []
+        context: dict[str, Any] = {"kind": "function_compare", "compare": fn["compare"]}
+        test = name or cpu_comparison_name(thing)
+        imports = [MAKE_TENSOR]
+    else:
+        cpu = fn["chosen"]
+        words = [w for w, on in (("property", check), ("reference", ref)) if on]
+        what = ["the --check property" if check else "", f"the reference {ref}" if ref else ""]
+        context = {
+            "kind": "function",
+            "check": check or "",
+            "ref": "",
+            "what": " and ".join(w for w in what if w),
+        }
+        if ref:
+            context["ref"] = "np." + ref.split(".", 1)[1]
+        test = name or f"test_{thing}_{'_'.join(words)}"
+        imports = [MAKE_TENSOR, *([ImportSpec("numpy", asname="np")] if ref else [])]
     return dtype_test(
         "op",
-        name or cpu_comparison_name(thing),
+        test,
+        cpu,
         fn["chosen"],
-        fn["chosen"],
-        [MAKE_TENSOR],
-        (*op_area(fn["name"]), thing),
-        notes,
-        kind="function",
-        qualname=qualname,
-        compare=fn["compare"],
-    )
-
-
-# -- --module -----------------------------------------------------------------------------
-
-
-def module_spec(
-    result: dict[str, Any], init: str | None, name: str | None = None, generic: bool = True
-) -> MethodSpec:
-    """A test that runs the module on `device` and a CPU copy of it on CPU copies of the input."""
-    _probe_failed(result)
-    query = result["query"]
-    if "module" not in result:
-        suggestions = result.get("suggestions") or []
-        what = (
-            "is not a torch.nn.Module subclass" if result.get("not_a_module") else "is not a module"
-        )
-        raise BadInput(
-            f"'{query}' {what}",
-            hint=f"did you mean: {', '.join(suggestions)}?"
-            if suggestions
-            else "e.g. --module torch.nn.Unfold",
-        )
-    info = result["module"]
-    qualname = info["name"]
-    notes = []
-    if "moduledb_error" in result:
-        notes.append(f"module_db is not importable here ({result['moduledb_error']})")
-    if "module_info" not in info and info.get("shape") is None:
-        _no_plain_module_test(info)
-    chosen = info["chosen"]
-    if not chosen:
-        failures = "; ".join(f"{d}: {why}" for d, why in info["failures"].items())
-        raise BadInput(
-            f"no dtype of {qualname} passes the CPU comparison ({failures})",
-            hint="write the test from a skeleton: contribkit test --name NAME --area nn",
-        )
-    _need_generic(generic, "a module")
-    notes.extend(left_out(info["failures"]))
-    if info.get("parity_skipped"):
-        notes.append(
-            "its ModuleInfo skips test_cpu_gpu_parity: the CUDA variant may disagree with CPU"
-        )
-    thing = slug(qualname.rsplit(".", 1)[-1], limit=60)
-    area = "quantization" if qualname.startswith("torch.ao.") else "nn"
-    if "module_info" in info:
-        imports = [
-            ImportSpec("copy"),
-            TREE_MAP,
-            ImportSpec("torch.testing._internal.common_modules", "module_db"),
-        ]
-        context: dict[str, Any] = {"kind": "module_info"}
-    else:
-        how = (
-            " (from --init)"
-            if init is not None
-            else " (required arguments filled in by name; --init chooses others)"
-            if info["required"]
-            else ""
-        )
-        notes.append(
-            f"{qualname} has no ModuleInfo: the test builds {qualname}({info['init']}){how} and "
-            f"runs it on one input of shape {tuple(info['shape'])} in the default dtypes "
-            f"({', '.join(DEFAULT_DTYPES)})"
-        )
-        imports = [ImportSpec("copy"), MAKE_TENSOR]
-        context = {"kind": "module", "init": info["init"], "shape": str(tuple(info["shape"]))}
-    return dtype_test(
-        "module",
-        name or cpu_comparison_name(thing),
-        chosen,
-        chosen,
         imports,
-        (area, "the module's package", thing),
+        (*op_area(fn["name"]), thing),
         notes,
         qualname=qualname,
         **context,
-    )
-
-
-def _no_plain_module_test(info: dict[str, Any]) -> None:
-    """Why a module without a ModuleInfo cannot be built and run (the probe's finding)."""
-    qualname = info["name"]
-    example = ", ".join(f"{p}=..." for p in info["required"]) or "..."
-    init_hint = f"pass its constructor arguments: --init '{example}'"
-    if "unfilled" in info:
-        raise BadInput(
-            f"{qualname} has no ModuleInfo in this torch, and contribkit cannot fill its "
-            f"argument{'s' if len(info['unfilled']) > 1 else ''} {', '.join(info['unfilled'])}",
-            hint=init_hint,
-        )
-    if "init_error" in info:
-        text, error = info["init_error"]
-        raise BadInput(
-            f"{qualname} has no ModuleInfo in this torch, and {qualname}({text}) fails: {error}",
-            hint=init_hint,
-        )
-    text, error = info["shape_error"]
-    tried = ", ".join(str(tuple(s)) for s in PROBE_SHAPES)
-    raise BadInput(
-        f"{qualname}({text}) accepts no float input of shape {tried} (last error: {error})",
-        hint=f"try other arguments with --init '{example}', or start from a skeleton: --name NAME --area nn",
     )
 
 
@@ -548,7 +530,8 @@ def check_init(init: str) -> str:
 
 def check_expression(expr: str) -> str:
     """``--check`` must be one Python expression (it is written into the test, and run by the
-    probe on CPU) over ``result``, ``sample`` and ``op``."""
+    probe on CPU): over ``result``, ``sample`` and ``op`` for an OpInfo; ``result`` and ``x`` for
+    a function without one; ``result``, ``module`` and ``inputs`` for a module."""
     try:
         ast.parse(expr, mode="eval")
     except SyntaxError as exc:
@@ -559,6 +542,16 @@ def check_expression(expr: str) -> str:
     if len(expr.splitlines()) > 1:
         raise BadInput(f"--check '{expr}' spans lines", hint="give one expression on one line")
     return expr.strip()
+
+
+def check_ref(name: str) -> str:
+    """``--ref``: a numpy function (``numpy.sinc`` or ``np.sinc``), as ``numpy.NAME``."""
+    module, _, rest = check_dotted(name, "--ref").partition(".")
+    if module not in ("numpy", "np") or not rest:
+        raise BadInput(
+            f"--ref '{name}' is not a numpy function", hint="e.g. --ref numpy.sinc (or np.sinc)"
+        )
+    return f"numpy.{rest}"
 
 
 def check_dotted(name: str, option: str) -> str:

@@ -26,8 +26,15 @@ from contribkit.core.errors import warn
     "--check",
     "check",
     metavar="EXPR",
-    help="With --op: the property each OpInfo sample's result must have, e.g. "
-    "'result.isfinite().all()' (names: result, sample, op, torch).",
+    help="The property the result must have, e.g. 'result.isfinite().all()'. Names: with an "
+    "OpInfo result, sample, op; a function without one result, x; a --module result, module, "
+    "inputs; and torch.",
+)
+@click.option(
+    "--ref",
+    "ref",
+    metavar="NUMPY_FN",
+    help="With --op, for a function without an OpInfo: a numpy reference, e.g. numpy.sinc.",
 )
 @click.option(
     "--from-repro",
@@ -73,6 +80,7 @@ def test(
     module: str | None,
     init: str | None,
     check: str | None,
+    ref: str | None,
     from_repro: str | None,
     name: str | None,
     area: str | None,
@@ -100,6 +108,8 @@ def test(
       contribkit test --op index_add --check 'result.shape == sample.input.shape'
       contribkit test --module torch.nn.Unfold
       contribkit test --module torch.nn.Unfold --init 'kernel_size=3, stride=2'
+      contribkit test --module torch.nn.Softmax --check 'result.ge(0).all()'
+      contribkit test --op relu --check '(result >= 0).all()'
       contribkit test --from-repro repros/issue-170398
       contribkit test --from-repro 170398 --into test/dynamo/test_repros.py::ReproTests
       contribkit test --name empty_index --area indexing --dry-run
@@ -112,6 +122,7 @@ def test(
         module=module,
         init=init,
         check=check,
+        ref=ref,
         from_repro=from_repro,
         name=name,
         area=area,

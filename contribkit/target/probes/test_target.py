@@ -35,6 +35,7 @@ except Exception as exc:
     emit()
 
 result["torch_version"] = torch.__version__
+result["devices"] = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 checker = TestCase()
 groups = request["dtype_groups"]
 
@@ -155,6 +156,20 @@ def cpu_comparison(op: Any) -> "tuple[str, str | None, list[str]]":
     return "values", None, sorted(set(excluded))
 
 
+def find_op(op_db: "list[Any]", query: str) -> "tuple[list[Any], str | None]":
+    """The OpInfos of ``query``: by name, else by alias (returned), else ``name.variant``."""
+    matches = [op for op in op_db if op.name == query]
+    if matches:
+        return matches, None
+    matches = [op for op in op_db if query in [a.name for a in op.aliases]]
+    if matches:
+        return matches, query
+    if "." in query:
+        base, variant = query.rsplit(".", 1)
+        matches = [op for op in op_db if op.name == base and op.variant_test_name == variant]
+    return matches, None
+
+
 def probe_op(name: str) -> None:
     query = name[len("torch.") :] if name.startswith("torch.") else name
     try:
@@ -162,14 +177,7 @@ def probe_op(name: str) -> None:
     except Exception as exc:
         result["opdb_error"] = short(exc)
         op_db = []
-    matches = [op for op in op_db if op.name == query]
-    alias = None
-    if not matches:
-        matches = [op for op in op_db if query in [a.name for a in op.aliases]]
-        alias = query if matches else None
-    if not matches and "." in query:
-        base, variant = query.rsplit(".", 1)
-        matches = [op for op in op_db if op.name == base and op.variant_test_name == variant]
+    matches, alias = find_op(op_db, query)
     if matches:
         op = next((m for m in matches if m.variant_test_name == ""), matches[0])
         variants = sorted({m.variant_test_name for m in op_db if m.name == op.name})
@@ -249,6 +257,15 @@ def probe_op(name: str) -> None:
 
 
 def probe_function(query: str, fn: Any) -> None:
+    """A function without an OpInfo: the --check property and the --ref numpy reference on one
+    (3, 4) input per default dtype, as the template runs them; without either, whether it is
+    random (for a device comparison, made only where there are two devices)."""
+    check, ref = request.get("check"), request.get("ref")
+    reference = resolve_class(ref) if ref else None
+    if ref and not callable(reference):
+        result["ref_error"] = ref + " is not a callable in the target interpreter"
+        return
+
     def call(dtype: Any) -> Any:
         x = make_tensor((3, 4), device="cpu", dtype=dtype)
         return lambda: fn(x)
@@ -259,7 +276,16 @@ def probe_function(query: str, fn: Any) -> None:
         dtype = getattr(torch, dname)
         try:
             x = make_tensor((3, 4), device="cpu", dtype=dtype)
-            agree(fn(x), fn(x.cpu()), compare)
+            value = fn(x)
+            if check and not eval(check, {"torch": torch, "x": x, "result": value}):  # --check
+                raise AssertionError("--check is false")
+            if reference is not None:
+                import numpy
+
+                expected = torch.from_numpy(numpy.asarray(reference(x.numpy())))
+                checker.assertEqual(value, expected, exact_dtype=False)
+            if not (check or ref):
+                agree(value, fn(x.cpu()), compare)
         except Exception as exc:
             failures[dname] = short(exc)
         else:
@@ -321,22 +347,178 @@ def build_module(cls: Any, init: str) -> Any:
     return eval("cls(" + init + ")", {"cls": cls, "torch": torch})  # --init, or filled_init()
 
 
-def check_module(build: Any, inputs: Any, dtype: Any) -> "str | None":
-    """None when the generated module test passes on CPU for ``dtype``; else why not."""
+def gradients_reach(module: Any, inputs: Any, value: Any) -> "str | None":
+    """None when backward from the outputs reaches every parameter and every input that
+    requires grad, with finite values (the template's gradient check); else why not."""
+    from torch.utils._pytree import tree_leaves
+
+    outputs = [t for t in tree_leaves(value) if isinstance(t, torch.Tensor) and t.requires_grad]
+    wrt = [
+        *module.parameters(),
+        *(t for t in tree_leaves(inputs) if isinstance(t, torch.Tensor) and t.requires_grad),
+    ]
+    if not outputs or not wrt:
+        return "no output or input requires grad"
+    grads = torch.autograd.grad(
+        outputs, wrt, [torch.ones_like(t) for t in outputs], allow_unused=True
+    )
+    if not all(g is not None and bool(g.isfinite().all()) for g in grads):
+        return "a parameter or input gets no gradient, or a non-finite one"
+    return None
+
+
+def run_module_checks(
+    build: Any, inputs: Any, dtype: Any, checks: "dict[str, Any]"
+) -> "str | None":
+    """None when the generated module test passes on CPU for ``dtype``; else why not. Mirrors
+    the template: the module in its mode, --check, its documented property, its gradients."""
     try:
         checked = 0
-        for args, kwargs, fargs, fkwargs in inputs(dtype):
-            module = build(args, kwargs).to(dtype=dtype).eval()
-            actual = module(*fargs, **fkwargs)
-            expected = copy.deepcopy(module).to("cpu")(
-                *tree_map(to_cpu, fargs), **tree_map(to_cpu, fkwargs)
-            )
-            checker.assertEqual(actual, expected, exact_device=False)
+        for args, kwargs, fargs, fkwargs in inputs(dtype, bool(checks.get("grad"))):
+            module = build(args, kwargs).to(dtype=dtype)
+            module.train(checks["training"])
+            value = module(*fargs, **fkwargs)
+            scope = {"torch": torch, "module": module, "inputs": fargs, "result": value}
+            for part in ("check", "doc"):
+                if checks.get(part) and not eval(checks[part], scope):  # --check, or the table's
+                    what = "--check" if part == "check" else "the documented property"
+                    return (
+                        what
+                        + " is false for inputs of shape "
+                        + str([getattr(a, "shape", a) for a in fargs])[:150]
+                    )
+            if checks.get("grad"):
+                why = gradients_reach(module, fargs, value)
+                if why:
+                    return why
             checked += 1
         if not checked:
             return "no module inputs with a forward input"
     except Exception as exc:
         return short(exc)
+    return None
+
+
+def choose_checks(
+    build: Any, inputs: Any, dtypes: "list[Any]", checks: "dict[str, Any]"
+) -> "dict[str, Any]":
+    """The checks the test makes and the dtypes it runs, as the probe found them on CPU. The
+    documented property or gradients that fail for every dtype are left out, not the dtypes."""
+    left_out = {}
+    for part in ("doc", "grad"):
+        if not checks.get(part):
+            continue
+        alone = {"training": checks["training"], part: checks[part]}
+        whys = [run_module_checks(build, inputs, dtype, alone) for dtype in dtypes]
+        if dtypes and all(whys):
+            checks[part] = None
+            left_out[part] = str(whys[0])
+    chosen, failures = [], {}
+    for dtype in dtypes:
+        why = run_module_checks(build, inputs, dtype, checks)
+        if why:
+            failures[dtype_name(dtype)] = why
+        else:
+            chosen.append(dtype_name(dtype))
+    return {
+        "chosen": chosen,
+        "failures": failures,
+        "checks": {k: bool(v) for k, v in checks.items() if k != "training"},
+        "checks_left_out": left_out,
+    }
+
+
+def mode_dependent(module: Any, x: Any) -> bool:
+    """The module's output in train mode differs from eval mode (dropout, batch statistics)."""
+    try:
+        torch.manual_seed(0)
+        trained = copy.deepcopy(module).train()(x)
+        torch.manual_seed(0)
+        checker.assertEqual(trained, copy.deepcopy(module).eval()(x))
+    except AssertionError:
+        return True
+    except Exception:
+        return False
+    return False
+
+
+def probe_module_info(cls: Any, module_info: Any, info: "dict[str, Any]") -> None:
+    """A module with a ModuleInfo: its inputs, its mode and the parity tests it skips."""
+    info["module_info"] = module_info.name
+    info["formatted_name"] = module_info.formatted_name
+    info["inputs_func"] = getattr(
+        module_info.module_inputs_func, "__name__", "its module_inputs_func"
+    )
+    info["parity_skipped"] = any(
+        getattr(d, "test_name", None) == "test_cpu_gpu_parity"
+        and d.device_type in (None, "cuda")
+        and d.dtypes is None
+        for d in tuple(module_info.decorators or ())
+        + tuple(getattr(module_info, "skips", ()) or ())
+    )
+    info["train_dependent"] = bool(getattr(module_info, "train_and_eval_differ", False))
+
+    def db_inputs(dtype: Any, grad: bool) -> Any:
+        for mi in module_info.module_inputs_func(
+            module_info, device="cpu", dtype=dtype, requires_grad=grad, training=True
+        ):
+            if mi.forward_input is not None:
+                yield (
+                    mi.constructor_input.args,
+                    mi.constructor_input.kwargs,
+                    mi.forward_input.args,
+                    mi.forward_input.kwargs,
+                )
+
+    info.update(
+        choose_checks(
+            lambda a, k: cls(*a, **k), db_inputs, list(module_info.dtypes), module_checks(cls)
+        )
+    )
+
+
+def module_checks(cls: Any) -> "dict[str, Any]":
+    """What the module's test checks: --check, the documented property of its class (the table in
+    contribkit's specs.py), gradients; in train mode (ModuleInfo modules: the flag @modules passes)."""
+    doc = request["properties"].get(cls.__name__)
+    return {
+        "training": True,
+        "check": request.get("check"),
+        "doc": doc[1] if doc else None,
+        "grad": True,
+    }
+
+
+def plain_module(cls: Any, info: "dict[str, Any]") -> "tuple[str, list[int]] | None":
+    """A module without a ModuleInfo: its constructor arguments and the first input shape it takes."""
+    user_init = request.get("init")
+    required = required_args(cls)
+    fill = request["init_args"]
+    info["required"] = required
+    if user_init is None:
+        unfilled = [name for name in required if name not in fill]
+        if unfilled:
+            info["unfilled"] = unfilled
+            return None
+    init_errors, shape_errors = [], []
+    for candidate in request["shapes"]:
+        text = user_init if user_init is not None else filled_init(required, fill, candidate)
+        try:
+            module = build_module(cls, text)
+        except Exception as exc:
+            init_errors.append((text, short(exc)))
+            continue
+        try:
+            module.eval()(make_tensor(tuple(candidate), device="cpu", dtype=torch.float32))
+        except Exception as exc:
+            shape_errors.append((text, short(exc)))
+            continue
+        x = make_tensor(tuple(candidate), device="cpu", dtype=torch.float32)
+        info["train_dependent"] = mode_dependent(module, x)
+        return text, candidate
+    # The constructor is the problem when it never ran, else the input.
+    errors = shape_errors or init_errors
+    info["shape_error" if shape_errors else "init_error"] = errors[-1]
     return None
 
 
@@ -359,84 +541,52 @@ def probe_module(name: str) -> None:
     module_info = (
         None if request.get("init") else next((m for m in module_db if m.module_cls is cls), None)
     )
-    chosen, failures = [], {}
     if module_info is not None:
-        info["module_info"] = module_info.name
-        info["parity_skipped"] = any(
-            getattr(d, "test_name", None) == "test_cpu_gpu_parity"
-            and d.device_type in (None, "cuda")
-            and d.dtypes is None
-            for d in tuple(module_info.decorators or ())
-            + tuple(getattr(module_info, "skips", ()) or ())
-        )
-
-        def db_inputs(dtype: Any) -> Any:
-            for mi in module_info.module_inputs_func(
-                module_info, device="cpu", dtype=dtype, requires_grad=False, training=False
-            ):
-                if mi.forward_input is not None:
-                    yield (
-                        mi.constructor_input.args,
-                        mi.constructor_input.kwargs,
-                        mi.forward_input.args,
-                        mi.forward_input.kwargs,
-                    )
-
-        for dtype in module_info.dtypes:
-            why = check_module(lambda a, k: cls(*a, **k), db_inputs, dtype)
-            if why:
-                failures[dtype_name(dtype)] = why
-            else:
-                chosen.append(dtype_name(dtype))
-        info.update(chosen=chosen, failures=failures)
+        probe_module_info(cls, module_info, info)
         return
-    user_init = request.get("init")
-    required = required_args(cls)
-    fill = request["init_args"]
-    info["required"] = required
-    if user_init is None:
-        unfilled = [name for name in required if name not in fill]
-        if unfilled:
-            info["unfilled"] = unfilled
-            return
-    init_errors, shape_errors = [], []
-    found = None
-    for candidate in request["shapes"]:
-        text = user_init if user_init is not None else filled_init(required, fill, candidate)
-        try:
-            module = build_module(cls, text)
-        except Exception as exc:
-            init_errors.append((text, short(exc)))
-            continue
-        try:
-            module.eval()(make_tensor(tuple(candidate), device="cpu", dtype=torch.float32))
-        except Exception as exc:
-            shape_errors.append((text, short(exc)))
-            continue
-        found = (text, candidate)
-        break
+    found = plain_module(cls, info)
     if found is None:
-        # The constructor is the problem when it never ran, else the input.
-        errors = shape_errors or init_errors
-        info["shape_error" if shape_errors else "init_error"] = errors[-1]
         return
     init, shape = found
     info.update(init=init, shape=shape)
 
-    def plain_inputs(dtype: Any) -> Any:
-        yield (), {}, (make_tensor(tuple(shape), device="cpu", dtype=dtype),), {}
-
-    for dname in request["default_dtypes"]:
-        why = check_module(
-            lambda a, k: build_module(cls, init),
-            plain_inputs,
-            getattr(torch, dname),
+    def plain_inputs(dtype: Any, grad: bool) -> Any:
+        yield (
+            (),
+            {},
+            (make_tensor(tuple(shape), device="cpu", dtype=dtype, requires_grad=grad),),
+            {},
         )
-        if why:
-            failures[dname] = why
-        else:
-            chosen.append(dname)
-    info.update(chosen=chosen, failures=failures)
+
+    checks = module_checks(cls)
+    dtypes = [getattr(torch, d) for d in request["default_dtypes"]]
+    info.update(choose_checks(lambda a, k: build_module(cls, init), plain_inputs, dtypes, checks))
+    if not any(
+        info["checks"].values()
+    ):  # nothing to check: compared with CPU where there is a device
+        info["compare_failures"] = {
+            d: why
+            for d in request["default_dtypes"]
+            for why in [
+                check_module(lambda a, k: build_module(cls, init), plain_inputs, getattr(torch, d))
+            ]
+            if why
+        }
+
+
+def check_module(build: Any, inputs: Any, dtype: Any) -> "str | None":
+    """None when the device comparison (eval mode, a CPU copy) passes on CPU for ``dtype``."""
+    try:
+        for args, kwargs, fargs, fkwargs in inputs(dtype, False):
+            module = build(args, kwargs).to(dtype=dtype).eval()
+            actual = module(*fargs, **fkwargs)
+            expected = copy.deepcopy(module).to("cpu")(
+                *tree_map(to_cpu, fargs), **tree_map(to_cpu, fkwargs)
+            )
+            checker.assertEqual(actual, expected, exact_device=False)
+    except Exception as exc:
+        return short(exc)
+    return None
 
 
 if request["kind"] == "op":
