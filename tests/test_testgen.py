@@ -795,3 +795,25 @@ def test_a_function_without_an_opinfo_gets_a_property_or_reference_test(tmp_path
     two["devices"] = ["cpu", "cuda"]
     compared = op_spec(two)
     assert compared.only == "cuda" and "expected = torch.relu(x.cpu())" in compared.method
+
+
+def test_a_new_file_reuses_the_base_class_of_its_siblings(tmp_path: Path) -> None:
+    from tests.test_pyedit import DROPOUT_FILE
+
+    folder = tmp_path / "test" / "nn"
+    folder.mkdir(parents=True)
+    (folder / "test_dropout.py").write_text(DROPOUT_FILE)
+    (folder / "test_broken.py").write_text("class TestA(:\n")  # unreadable siblings are skipped
+    spec = skeleton_spec("test_fold_empty", "nn")
+    plan = plan_new_file(spec, folder / "test_fold.py", "test/nn/test_fold.py", tmp_path, "--path")
+    assert "\nclass TestFold(NNTestCase):\n" in plan.after
+    assert "from torch.testing._internal.common_nn import NNTestCase\n" in plan.after
+    assert "TestCase\n" not in plan.after.replace("NNTestCase\n", "")  # no unused TestCase import
+    assert any("based on NNTestCase" in n for n in plan.summary["notes"])
+    assert check_test_source(plan.after, "test/nn/test_fold.py") == []
+    # Siblings based on TestCase itself, or none: TestCase.
+    (folder / "test_dropout.py").write_text(DROPOUT_FILE.replace("(NNTestCase)", "(TestCase)"))
+    plain = plan_new_file(
+        skeleton_spec("test_fold_empty", "nn"), folder / "test_fold.py", "f", tmp_path, "--path"
+    )
+    assert "\nclass TestFold(TestCase):\n" in plain.after

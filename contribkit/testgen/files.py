@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import difflib
 import json
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +25,9 @@ from contribkit.pr.labels import owner_label
 from contribkit.testgen.areas import IDENTIFIER, area_target, class_name_for
 from contribkit.testgen.pyedit import (
     EditError,
+    ImportSpec,
     find_test_classes,
+    imports_of,
     indent_block,
     match_quotes,
     module_bindings,
@@ -32,7 +35,10 @@ from contribkit.testgen.pyedit import (
     plan_insertion,
     render_imports,
 )
-from contribkit.testgen.specs import MethodSpec, file_imports
+from contribkit.testgen.specs import COMMON_UTILS, MethodSpec, file_imports
+
+# How many sibling test files are read for their base class.
+SIBLINGS_READ = 50
 
 
 @dataclass
@@ -123,6 +129,34 @@ def _summary(spec: MethodSpec, plan_path: str, cls: str, generic: bool) -> dict[
     }
 
 
+def sibling_base(path: Path) -> ImportSpec | None:
+    """The base class most test classes of the new file's sibling test files derive from
+    (``NNTestCase`` in test/nn/, ``JitTestCase`` in test/jit/), as they import it; None when
+    that is common_utils' ``TestCase`` or there is no sibling."""
+    counts: Counter[ImportSpec] = Counter()
+    for sibling in sorted(path.parent.glob("test_*.py"))[:SIBLINGS_READ]:
+        if sibling.name == path.name:
+            continue
+        try:
+            tree = ast.parse(sibling.read_bytes())
+        except (OSError, SyntaxError, ValueError):
+            continue
+        imported = {
+            spec.bound: spec
+            for node in tree.body
+            if isinstance(node, ast.ImportFrom) and node.level == 0
+            for spec in imports_of(node)
+        }
+        for cls in find_test_classes(tree):
+            first = cls.bases[0] if cls.bases else None
+            if isinstance(first, ast.Name) and first.id in imported:
+                counts[imported[first.id]] += 1
+    if not counts:
+        return None
+    base = counts.most_common(1)[0][0]
+    return None if base.name == "TestCase" and base.module == COMMON_UTILS else base
+
+
 def plan_new_file(
     spec: MethodSpec,
     path: Path,
@@ -134,11 +168,17 @@ def plan_new_file(
     rel = _rel(path, root)
     owner = owner_label(rel, root)
     cls = class_name or class_name_for(path)
+    imports = [*file_imports(spec.dynamo), *spec.imports]
+    base = None if spec.dynamo else sibling_base(path)
+    if base is not None:
+        imports = [i for i in imports if i != ImportSpec(COMMON_UTILS, "TestCase")] + [base]
+        spec.notes.append(f"based on {base.bound}, as the test classes of its sibling files are")
     text = render(
         "test_file.py.j2",
         owner_json=json.dumps([owner.label]),
-        imports=render_imports([*file_imports(spec.dynamo), *spec.imports]),
+        imports=render_imports(imports),
         class_name=cls,
+        base=base.bound if base is not None else "TestCase",
         method=indent_block(spec.method, "    ").rstrip("\n"),
     )
     _verify(rel, text)
