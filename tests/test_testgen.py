@@ -631,6 +631,9 @@ def test_a_repro_that_cannot_run_without_cuda_gives_an_only_cuda_test(tmp_path: 
     spec = repro_spec(read_repro(folder), gate=gate)
     assert spec.only == "cuda" and "@onlyCUDA" in spec.method
     assert "lack of cuda" in spec.notes[0]
+    # The verdict line as repro.py prints it now: the deciding oracle first, in brackets.
+    tagged = ReproVerdict("CANNOT_RUN", "[device] device cuda is not available here", "default")
+    assert judge(Verdicts([tagged], "repro.py, run just now"), force=False).device == "cuda"
 
 
 def _probed_op(**checks: bool) -> dict[str, Any]:

@@ -10,6 +10,7 @@ no signature to compare is refused: a test from it would fail for another reason
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,6 +25,7 @@ _NO_DEVICE = {
     "device cuda is not available here": "cuda",
     "device mps is not available here": "mps",
 }
+_ORACLE_TAG = re.compile(r"^\[[\w-]+\] ")
 # The decorator that restricts a device-generic test to each device.
 ONLY_DEVICE = {"cuda": "onlyCUDA"}
 REPRO_TIMEOUT_S = 600.0
@@ -58,7 +60,8 @@ def missing_device(verdict: ReproVerdict) -> str | None:
         return verdict.device
     if verdict.word != "CANNOT_RUN":
         return None
-    detail = verdict.detail.removeprefix("CANNOT_RUN: ")
+    # The verdict line names the deciding oracle first ("[device] device cuda is not …").
+    detail = _ORACLE_TAG.sub("", verdict.detail.removeprefix("CANNOT_RUN: "))
     return next((d for text, d in _NO_DEVICE.items() if detail.startswith(text)), None)
 
 
