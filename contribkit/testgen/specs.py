@@ -469,7 +469,7 @@ def _function_spec(
         why = "; ".join(f"{d}: {w}" for d, w in fn["failures"].items())
         raise BadInput(
             f"{qualname} has no OpInfo, and its test fails on CPU for every dtype ({why})",
-            hint="check --check/--ref, or write the call yourself from a skeleton: "
+            hint="check --check or --ref, or write the call yourself from a skeleton: "
             "contribkit test --name NAME --area AREA",
         )
     _need_generic(generic, "an operator")
