@@ -118,6 +118,7 @@ def main() -> int:
     parser.add_argument("--only", default="", help="comma-separated issue numbers")
     parser.add_argument("--keep", type=Path, help="write the repros here instead of a temp dir")
     args = parser.parse_args()
+    args.folder = args.folder.resolve()  # repro runs in another folder: no relative paths
     labels_file = args.folder / "labels.json"
     labels = json.loads(labels_file.read_text())["issues"] if labels_file.exists() else {}
     only = {n.strip() for n in args.only.split(",") if n.strip()}

@@ -331,3 +331,23 @@ def test_verdict_line_with_an_oracle_reads_back() -> None:
         "CANNOT_RUN",
         "timed out after 5 s",
     )
+
+
+@pytest.mark.slow
+def test_graph_breaks_the_issue_reports_are_counted(tmp_path: Path) -> None:
+    body = """
+        torch.compile graph breaks on this function:
+        '''python
+        import torch
+
+        def f(x):
+            {line}
+            return x + 1
+
+        torch.compile(f, backend="eager")(torch.ones(2))
+        '''
+        """
+    code, last = run(script_for(tmp_path / "a", issue(body.format(line='print("step")'))))
+    assert code == 1 and "REPRODUCED [graph-breaks] 1 graph break(s); the first:" in last
+    code, last = run(script_for(tmp_path / "b", issue(body.format(line="x = x * 2"))))
+    assert code == 0 and "NOT_REPRODUCED [graph-breaks]" in last and "without a graph break" in last

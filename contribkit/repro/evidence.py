@@ -32,6 +32,7 @@ _ENV_START = re.compile(
     re.I | re.M,
 )
 _FULLGRAPH = re.compile(r"fullgraph['\"]?\s*[=:]\s*True")
+_GRAPH_BREAKS = re.compile(r"\bgraph[\s_-]?breaks?\b", re.I)
 
 
 @dataclass
@@ -92,6 +93,12 @@ def gather_evidence(
         found["graph_break"] = True
         ev.oracles.append("graph-break")
         ev.why.append("a fullgraph=True compile the issue says fails: a graph break reproduces it")
+    if facts.uses_compile and not found.get("graph_break") and _GRAPH_BREAKS.search(text):
+        found["graph_breaks"] = True
+        ev.oracles.append("graph-breaks")
+        ev.why.append(
+            "the issue reports graph breaks in a torch.compile: torch._dynamo's counters count them"
+        )
     if parsed.signature is None and not crash and _ERROR_WORDS.search(f"{text}\n{code_text}"):
         found["reports_error"] = True
         ev.oracles.append("no-error")

@@ -199,6 +199,20 @@ def compare_unit(
     return best
 
 
+def dynamo_counts() -> "Optional[tuple[int, int, str]]":
+    """``(frames traced, graph breaks, the first break's reason)`` from torch._dynamo's
+    counters, where the code used torch.compile; None where it did not import dynamo."""
+    utils = sys.modules.get("torch._dynamo.utils")
+    counters = getattr(utils, "counters", None)
+    if counters is None:
+        return None
+    frames = int(counters.get("frames", {}).get("total", 0))
+    breaks = counters.get("graph_break", {})
+    first = next(iter(breaks), "")
+    reason = first.strip().splitlines()[0] if first.strip() else ""
+    return frames, int(sum(breaks.values())), reason
+
+
 def judge_outputs(statuses: List[str], deterministic: bool) -> "Optional[tuple[str, str]]":
     """A verdict from line statuses, or None when they do not decide."""
     if not statuses:
@@ -221,7 +235,8 @@ class Repro:
 
     ``evidence`` says which oracles apply (all optional): ``crash`` (the issue reports a process
     crash), ``reports_error`` (it reports an error without a traceback), ``graph_break`` (a
-    fullgraph compile the issue says fails), ``own_checks`` and ``check_raises`` (the issue's own
+    fullgraph compile the issue says fails), ``graph_breaks`` (graph breaks the issue reports,
+    counted by torch._dynamo), ``own_checks`` and ``check_raises`` (the issue's own
     asserts / ``if ...: raise X``), ``units`` (printed output the issue quotes, with ids given to
     :meth:`mark`; id 0 is the whole program's output), ``deterministic``, ``check_oracle`` (the
     name of what ``check()`` compares) and ``reported_device`` (the device the issue ran on).
@@ -478,6 +493,14 @@ class Repro:
             self.verdict("NOT_REPRODUCED", how + " without crashing", "crash")
         if sig:
             self.verdict("NOT_REPRODUCED", how + " without " + self._expected(), "signature")
+        if evidence.get("graph_breaks"):
+            counted = dynamo_counts()
+            if counted is not None and counted[1]:
+                detail = str(counted[1]) + " graph break(s); the first: " + counted[2]
+                self.verdict("REPRODUCED", detail[:300], "graph-breaks")
+            if counted is not None and counted[0]:
+                detail = how + "; torch.compile traced " + str(counted[0]) + " frame(s)"
+                self.verdict("NOT_REPRODUCED", detail + " without a graph break", "graph-breaks")
         if evidence.get("reports_error"):
             self.verdict("NOT_REPRODUCED", how + " without the error the issue reports", "no-error")
         if evidence.get("units"):
