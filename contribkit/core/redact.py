@@ -97,6 +97,9 @@ _HOSTS_TOKEN = re.compile(r"^\s*oauth_token:\s*['\"]?([^'\"\s#]+)", re.MULTILINE
 _NETRC_PASSWORD = re.compile(r"\bpassword\s+(\S+)")
 
 
+_known: dict[object, frozenset[str]] = {}  # the last answer of known_secrets, by its inputs
+
+
 @functools.lru_cache(maxsize=8)
 def _secrets_in(path: str, stamp: int, pattern: re.Pattern[str]) -> tuple[str, ...]:
     try:
@@ -115,10 +118,23 @@ def known_secrets(
     env = os.environ if environ is None else environ
     with _lock:
         patterns = (*extra_patterns, *_patterns)
-        values = set(_registered)
-    values.update(v for k, v in env.items() if is_secret(k, patterns, v))
-    values.update(credential_files(env))
-    return frozenset(v for v in values if len(v) >= MIN_SECRET_CHARS)
+        registered = frozenset(_registered)
+    # Every write asks (a command prints line by line): work it out again only when the
+    # registered secrets, the patterns or the environment changed.
+    # os.environ keeps its bytes in _data: a snapshot of that costs no decoding per variable
+    raw = getattr(env, "_data", None)
+    snapshot = frozenset(raw.items() if isinstance(raw, dict) else env.items())
+    key = (registered, patterns, snapshot)
+    found = _known.get(key)
+    if found is None:
+        values = set(registered)
+        values.update(v for k, v in env.items() if is_secret(k, patterns, v))
+        values.update(credential_files(env))
+        found = frozenset(v for v in values if len(v) >= MIN_SECRET_CHARS)
+        with _lock:
+            _known.clear()
+            _known[key] = found
+    return found
 
 
 class Redactor:
