@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from contribkit.core.errors import BadInput, warn
+from contribkit.core.shebang import shebang_words
 
 MODES = ("auto", "bwrap", "none")
 HIDDEN_ROOTS = ("/home", "/root", "/tmp", "/var/tmp", "/run/user")
@@ -187,14 +188,7 @@ def _ask_paths(python: str, env: Mapping[str, str]) -> tuple[str, ...]:
 def script_interpreter(path: str) -> str | None:
     """The interpreter named by ``path``'s ``#!`` line, when it is a script (a wrapper, a
     stand-in) rather than a binary."""
-    try:
-        with open(path, "rb") as fh:
-            first = fh.readline(512)
-    except OSError:
-        return None
-    if not first.startswith(b"#!"):
-        return None
-    words = first[2:].decode("utf-8", "replace").split()
+    words = shebang_words(path)
     if words and os.path.basename(words[0]) == "env" and len(words) > 1:
         return shutil.which(words[1])
     return words[0] if words and os.path.isabs(words[0]) else None

@@ -25,6 +25,7 @@ import sys
 from collections.abc import Mapping, Sequence
 
 from contribkit.conventions.hooklist import HOOK_MODULES, HOOK_RUNS, HookRun
+from contribkit.core.shebang import shebang_words
 
 STAGES = ("pre-commit", "commit-msg", "pre-push")
 USAGE = (
@@ -55,14 +56,7 @@ def stage_hooks(stage: str, lintrunner: bool) -> list[str]:
 
 
 def _shebang_is_python(path: str) -> bool:
-    try:
-        with open(path, "rb") as fh:
-            first = fh.readline(256)
-    except OSError:
-        return False
-    if not first.startswith(b"#!"):
-        return False
-    words = first[2:].decode("utf-8", "replace").split()
+    words = shebang_words(path, 256)
     if words and words[0].endswith("/env"):
         words = [w for w in words[1:] if not w.startswith("-")]
     name = words[0].rpartition("/")[2] if words else ""
