@@ -12,6 +12,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import torch
 
 from contribkit.core.render import write_outputs
 from contribkit.core.verdict import parse_verdict
@@ -251,6 +252,43 @@ def test_a_crash_is_judged_from_the_child_process(tmp_path: Path) -> None:
     fixed = body.replace("os.kill(os.getpid(), signal.SIGSEGV)", "raise RuntimeError('bad')")
     code, last = run(script_for(tmp_path / "b", issue(fixed)))
     assert code == 0 and "NOT_REPRODUCED [crash] raises RuntimeError: bad" in last
+
+
+def test_a_crash_under_another_quantized_engine_reproduces(tmp_path: Path) -> None:
+    # Quantized kernels differ by engine: the default one may check an input that another
+    # engine's kernel divides by. Here only qnnpack "crashes"; every engine raises otherwise.
+    body = """
+        Building the quantized layer dies with a floating point exception.
+        '''python
+        import os, signal
+        import torch
+        if torch.backends.quantized.engine == "qnnpack":
+            os.kill(os.getpid(), signal.SIGFPE)
+        raise RuntimeError("stride should be positive")
+        '''
+        """
+    code, last = run(script_for(tmp_path / "a", issue(body)))
+    assert code == 1 and "REPRODUCED [crash]" in last and "killed by SIGFPE" in last
+    never = body.replace('== "qnnpack"', '== "no such engine"')
+    code, last = run(script_for(tmp_path / "b", issue(never)))
+    assert code == 0 and "NOT_REPRODUCED [crash] raises RuntimeError" in last
+    assert "nor under the quantized engines" in last and "qnnpack" in last
+
+
+@pytest.mark.skipif(
+    "fbgemm" not in torch.backends.quantized.supported_engines,
+    reason="this torch has no fbgemm engine",
+)
+def test_a_real_quantized_crash_is_found_under_fbgemm(tmp_path: Path) -> None:
+    body = """
+        Floating point exception (core dumped) with stride=0:
+        '''python
+        import torch.ao.nn.quantized as nnq
+        nnq.Conv1d(2, 4, kernel_size=2, stride=0)
+        '''
+        """
+    code, last = run(script_for(tmp_path, issue(body)))
+    assert code == 1 and "REPRODUCED [crash]" in last and "SIGFPE" in last
 
 
 @pytest.mark.slow

@@ -31,6 +31,8 @@ _ENV_START = re.compile(
     r"|PyTorch version:)",
     re.I | re.M,
 )
+# Code whose kernels depend on torch.backends.quantized.engine.
+_QUANTIZED = re.compile(r"\bquantiz|\bnnq\b|\bnniq\b|\bnnqd\b|\bqnnpack\b|\bfbgemm\b|\bonednn\b")
 _FULLGRAPH = re.compile(r"fullgraph['\"]?\s*[=:]\s*True")
 _GRAPH_BREAKS = re.compile(r"\bgraph[\s_-]?breaks?\b", re.I)
 
@@ -81,6 +83,12 @@ def gather_evidence(
         found["crash"] = True
         ev.oracles.append("crash")
         ev.why.append("the issue reports a process crash (segfault, floating point exception…)")
+        if _QUANTIZED.search(parsed.code):
+            found["quantized"] = True  # no crash counts only once every engine has run
+            ev.why[-1] += (
+                "; its quantized kernels differ by engine, so a crash is looked for under every"
+                " quantized engine this torch supports"
+            )
     if facts.comparison is not None:
         name = "compile-vs-eager" if facts.uses_compile else "compare"
         found["check_oracle"] = name

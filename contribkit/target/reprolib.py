@@ -15,6 +15,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 import traceback
 from typing import Any, Callable, Dict, List, NoReturn, Optional
 
@@ -23,6 +24,8 @@ VERDICT_EXIT = {"NOT_REPRODUCED": 0, "REPRODUCED": 1, "CANNOT_RUN": 125}
 MATCH_RATIO = 0.75
 DEFAULT_TIMEOUT = 300
 CHILD_ENV = "CONTRIBKIT_REPRO_CHILD"
+# Set in a child that re-runs the code under another quantized engine (see Repro._no_crash).
+ENGINE_ENV = "CONTRIBKIT_QUANTIZED_ENGINE"
 # Errors that say the issue's code itself is broken, not that torch handled its input.
 _CODE_ERRORS = ("NameError", "AttributeError", "ImportError", "SyntaxError", "UnboundLocalError")
 
@@ -73,6 +76,13 @@ def message_matches(message: str, text: str) -> bool:
 def describe(exc: BaseException) -> str:
     text = normalise_message(str(exc))
     return type(exc).__name__ + ": " + text if text else type(exc).__name__
+
+
+def signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return "signal %d" % number
 
 
 class _Tee:
@@ -268,6 +278,8 @@ class Repro:
         self._stdout: Optional[_Tee] = None
         self._stderr: Optional[_Tee] = None
         self._marks: List["tuple[int, int]"] = []
+        self._argv: List[str] = []
+        self._started = 0.0
 
     # -- start ------------------------------------------------------------------------
     def start(self, argv: Optional[List[str]] = None) -> str:
@@ -285,6 +297,8 @@ class Repro:
             default=self.timeout,
             help="seconds before CANNOT_RUN (default %(default)s; 0: no limit, no child process)",
         )
+        self._argv = list(sys.argv)
+        self._started = time.monotonic()
         args, rest = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
         self.as_json = args.json
         self.timeout = args.timeout
@@ -339,10 +353,7 @@ class Repro:
         child.wait()
 
     def _judge_signal(self, number: int) -> NoReturn:
-        try:
-            name = signal.Signals(number).name
-        except ValueError:
-            name = "signal %d" % number
+        name = signal_name(number)
         if self.evidence.get("crash"):
             self.verdict("REPRODUCED", "the process was killed by " + name, "crash")
         self.verdict(
@@ -368,6 +379,9 @@ class Repro:
             self.verdict("CANNOT_RUN", "device cuda is not available here" + hint, "device")
         if kind == "mps" and not torch.backends.mps.is_available():
             self.verdict("CANNOT_RUN", "device mps is not available here", "device")
+        engine = os.environ.get(ENGINE_ENV)
+        if engine:
+            torch.backends.quantized.engine = engine
 
     def _seed(self) -> None:
         import torch
@@ -490,7 +504,7 @@ class Repro:
             if judged is not None:
                 self.verdict(judged[0], judged[1], "quoted-output")
         if evidence.get("crash"):
-            self.verdict("NOT_REPRODUCED", how + " without crashing", "crash")
+            self._no_crash(how + " without crashing")
         if sig:
             self.verdict("NOT_REPRODUCED", how + " without " + self._expected(), "signature")
         if evidence.get("graph_breaks"):
@@ -561,7 +575,49 @@ class Repro:
             sys.stderr.flush()
             os._exit(130)  # aborts a `git bisect run`, as an interruption should
         traceback.print_exception(exc_type, exc, tb)
-        self.verdict(*self.classify(exc))
+        verdict, detail, oracle = self.classify(exc)
+        if verdict == "NOT_REPRODUCED" and oracle == "crash":
+            self._no_crash(detail)
+        self.verdict(verdict, detail, oracle)
+
+    def _no_crash(self, detail: str) -> NoReturn:
+        """NOT_REPRODUCED by the crash oracle, once the code has run under every quantized
+        engine this torch supports (quantized kernels differ by engine: fbgemm may crash where
+        onednn checks its input), each in a child process with its output discarded."""
+        tried = []
+        for engine in self._other_engines():
+            left = self.timeout - (time.monotonic() - self._started) if self.timeout > 0 else None
+            if left is not None and left < 1:
+                break
+            env = dict(os.environ, **{CHILD_ENV: "1", ENGINE_ENV: engine})
+            try:
+                code = subprocess.run(
+                    [sys.executable, *self._argv],
+                    env=env,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    timeout=left,
+                ).returncode
+            except (OSError, subprocess.TimeoutExpired):
+                continue
+            if code < 0:
+                how = "with torch.backends.quantized.engine = %r the process was killed by "
+                self.verdict("REPRODUCED", how % engine + signal_name(-code), "crash")
+            tried.append(engine)
+        if tried:
+            detail += " (nor under the quantized engines " + ", ".join(tried) + ")"
+        self.verdict("NOT_REPRODUCED", detail, "crash")
+
+    def _other_engines(self) -> List[str]:
+        """The quantized engines other than the one that ran, where the code uses them."""
+        if not self.evidence.get("quantized") or os.environ.get(ENGINE_ENV):
+            return []
+        if not self._argv or not os.path.isfile(self._argv[0]):
+            return []
+        import torch
+
+        ran = torch.backends.quantized.engine
+        return [e for e in torch.backends.quantized.supported_engines if e not in (ran, "none")]
 
     def _at_exit(self) -> None:
         if self._done:
