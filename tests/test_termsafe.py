@@ -33,6 +33,8 @@ EVIL = f"Relu {CLEAR}is{OSC52} wrong{TITLE}{C1_CSI}{FORGED}"
         ("bell\x07 null\x00 del\x7f nel\x85", "bell null del nel"),
         ("tab\tcr\roverwrite", "tab cr overwrite"),
         ("unicode é ✓ 中文 stays", "unicode é ✓ 中文 stays"),
+        ("admin\u202e\u2066 txt.exe\u2069\u202c ok\u200f", "admin txt.exe ok"),  # bidi
+        ("שלום עולם stays", "שלום עולם stays"),  # right-to-left text itself is kept
     ],
 )
 def test_clean_single_line(text: str, expected: str) -> None:

@@ -3,7 +3,8 @@ verdict detail and log) and a terminal.
 
 Such text may hold escape sequences that clear the screen, retitle the window, write the
 clipboard (OSC 52) or forge lines of contribkit's own output. :func:`clean` removes every
-control character and escape sequence (CSI, OSC, DCS/SOS/PM/APC strings, 8-bit C1 controls);
+control character and escape sequence (CSI, OSC, DCS/SOS/PM/APC strings, 8-bit C1 controls)
+and every bidirectional override or isolate (U+202A–U+202E, U+2066–U+2069, and the marks);
 a single-line field also loses its line breaks. :func:`guard_streams` puts the same filter in
 front of stdout and stderr when they are terminals, keeping only SGR colour codes (what Click
 and rich print), so that no path to the terminal is left unfiltered.
@@ -28,7 +29,10 @@ _SEQUENCE = (
     r"|\x1b[ -/]*[0-~]?"  # any other ESC sequence (charset, keypad, RIS)
 )
 _CONTROL = r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"  # C0 but \t \n \r, DEL, C1
-_UNSAFE = re.compile(f"{_SEQUENCE}|{_CONTROL}")
+# Bidirectional overrides and isolates (and the invisible marks) reorder what a line shows,
+# as in "Trojan Source": a title or detail could read differently from what it holds.
+_BIDI = "[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+_UNSAFE = re.compile(f"{_SEQUENCE}|{_CONTROL}|{_BIDI}")
 _SGR = re.compile(r"\x1b\[[0-9;:]*m")
 _BREAKS = re.compile(r"[\r\n\t\v\f\x85\u2028\u2029]+")
 
