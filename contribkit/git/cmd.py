@@ -57,8 +57,23 @@ def git_lean(*args: str) -> str:
     """``git args``'s stdout (its stderr shown), started without the subprocess module, whose
     import costs more than the checks of a typical commit: for the hooks' stage runner. Runs in
     the current folder; GitError when git fails."""
+    return git_lean_bytes(*args).decode("utf-8", errors="replace").rstrip("\n")
+
+
+def git_lean_bytes(*args: str) -> bytes:
+    """:func:`git_lean`'s stdout as git wrote it (a binary patch, say)."""
     if not hasattr(os, "posix_spawnp"):  # Windows
-        return git(*args)
+        import subprocess
+
+        try:
+            proc = subprocess.run(["git", *args], stdin=subprocess.DEVNULL, capture_output=True)
+        except FileNotFoundError as exc:
+            raise GitError("git is not installed") from exc
+        if proc.returncode != 0:
+            raise GitError(
+                proc.stderr.decode("utf-8", "replace").strip() or f"git {args[0]} failed"
+            )
+        return proc.stdout
     read_fd, write_fd = os.pipe()
     try:
         pid = os.posix_spawnp(
@@ -81,7 +96,7 @@ def git_lean(*args: str) -> str:
     status = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
     if status != 0:
         raise GitError(f"git {' '.join(args)} failed (exit {status})")
-    return data.decode("utf-8", errors="replace").rstrip("\n")
+    return data
 
 
 def repo_root(cwd: Path | str | None = None) -> Path | None:
