@@ -14,8 +14,9 @@ as the hook would (warnings included). ``SKIP=id,id`` (pre-commit's variable) sk
 does a hook id in ``hooks.disable``. The exit code is the largest of the hooks' (0 nothing
 blocks, 1 a rule blocked, 2 bad usage or configuration).
 
-Unlike pre-commit, it does not stash unstaged changes first: a staged file is checked as it is in
-the work tree. Standard library only, like the hooks.
+Like pre-commit, it sets unstaged changes aside while the pre-commit stage runs
+(:mod:`contribkit.git.unstaged`): the checks see what is being committed, not the work tree.
+Standard library only, like the hooks.
 """
 
 from __future__ import annotations
@@ -238,7 +239,11 @@ def run_stage(stage: str, args: Sequence[str], lintrunner: bool = False) -> int:
             return 2
         return run_hooks([(hook_id, ["--", args[0]]) for hook_id in hook_ids])
     if stage == "pre-commit":
-        return run_hooks(pre_commit_runs(hook_ids)) if hook_ids else 0
+        if not hook_ids:
+            return 0
+        from contribkit.git.unstaged import on_staged_content
+
+        return on_staged_content(_git_dir(), lambda: run_hooks(pre_commit_runs(hook_ids)))
     if len(args) != 2:
         print(f"{USAGE}\npre-push takes the remote's name and URL", file=sys.stderr)
         return 2
@@ -272,7 +277,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         top = gitcmd.git("rev-parse", "--show-toplevel", check=False)
         if top:
             os.chdir(top)
-    return run_stage(args[0], args[1:], lintrunner)
+    try:
+        return run_stage(args[0], args[1:], lintrunner)
+    except KeyboardInterrupt:  # Ctrl-C, SIGTERM or SIGHUP, once unstaged changes are back
+        print("contribkit: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":
