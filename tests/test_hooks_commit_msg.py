@@ -96,14 +96,15 @@ def test_bad_message_warns_by_default_and_blocks_under_strict(
 
 
 @pytest.mark.parametrize("name", ["merge", "fixup", "squash", "amend", "revert"])
-def test_tool_written_commits_are_skipped_unless_strict(
+def test_tool_written_commits_are_skipped_unless_all_commits(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, name: str
 ) -> None:
     monkeypatch.setenv("CONTRIBKIT_HOOKS_TITLE_MAX_LENGTH", "72")  # the revert's title is long
     path = str(MESSAGES / f"{name}.txt")
     assert run(capsys, path) == (0, "")
-    code, out = run(capsys, "--strict", path)  # checked: advice only, as for any commit
+    code, out = run(capsys, "--all-commits", path)  # checked: advice only, as for any commit
     assert code == 0 and rule_ids(out), out
+    assert run(capsys, "--strict", path) == (code, out)  # the old name of the same option
 
 
 def test_empty_message_passes_so_that_git_aborts_the_commit_itself(

@@ -25,7 +25,7 @@ TITLE_STYLES = ("pytorch", "conventional", "none")
 SCISSORS = "------------------------ >8 ------------------------"
 COMMENT_CHARS = frozenset("#;@!$%^&|:")  # what core.commentChar=auto picks from
 
-# Commits that tools write, skipped unless --strict (the top request to every commit linter).
+# Commits that tools write, skipped unless --all-commits (the top request to every commit linter).
 SKIP_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "merge",

@@ -74,7 +74,7 @@ class HookContext:
 class Option:
     """A ``--long`` option: a ``flag``, a single ``value``, or a repeatable ``append``."""
 
-    __slots__ = ("choices", "default", "dest", "flag", "help", "kind", "metavar")
+    __slots__ = ("aliases", "choices", "default", "dest", "flag", "help", "kind", "metavar")
 
     def __init__(
         self,
@@ -84,8 +84,10 @@ class Option:
         choices: tuple[str, ...] = (),
         default: object = None,
         metavar: str | None = None,
+        aliases: tuple[str, ...] = (),  # older spellings, still accepted
     ) -> None:
         self.flag = flag
+        self.aliases = aliases
         self.dest = flag.lstrip("-").replace("-", "_")
         self.help = help
         self.kind = kind
@@ -150,10 +152,14 @@ def _argparse_parser(spec: HookSpec) -> argparse.ArgumentParser:
     )
     for opt in spec.options:
         if opt.kind == "flag":
-            parser.add_argument(opt.flag, action="store_true", help=opt.help)
+            parser.add_argument(
+                opt.flag, *opt.aliases, dest=opt.dest, action="store_true", help=opt.help
+            )
         else:
             parser.add_argument(
                 opt.flag,
+                *opt.aliases,
+                dest=opt.dest,
                 action="append" if opt.kind == "append" else "store",
                 choices=opt.choices or None,
                 default=[] if opt.kind == "append" else opt.default,
@@ -175,7 +181,7 @@ def parse_args(spec: HookSpec, argv: Sequence[str]) -> SimpleNamespace:
         o.dest: False if o.kind == "flag" else o.default for o in spec.options if o.kind != "append"
     }
     appended: dict[str, list[str]] = {o.dest: [] for o in spec.options if o.kind == "append"}
-    by_flag = {o.flag: o for o in spec.options}
+    by_flag = {flag: o for o in spec.options for flag in (o.flag, *o.aliases)}
     positional: list[str] = []
     args = list(argv)
     i = 0

@@ -4,8 +4,8 @@ Checks the title (length, trailing period, whitespace, WIP, imperative mood, sty
 second line, body line length (URLs, code and trailers exempt), and that a branch named after an
 issue references it. Comment lines (core.commentChar) are ignored where git strips them (a
 message written in the editor, or commit.cleanup=strip; not `git commit -m`), and so is
-everything below the `git commit -v` scissors line. Merge, fixup, squash, amend and revert commits are skipped unless
---strict. An empty message passes: git aborts that commit itself.
+everything below the `git commit -v` scissors line. Merge, fixup, squash, amend and revert
+commits are skipped unless --all-commits. An empty message passes: git aborts that commit itself.
 
 Example: contribkit-commit-msg .git/COMMIT_EDITMSG
 """
@@ -70,7 +70,7 @@ def check(args: SimpleNamespace, ctx: HookContext) -> Findings:
         editor_was_used(),
     )
     lines = clean_message(text, comment, strip)
-    if lines and skip_kind(lines[0]) and not args.strict:
+    if lines and skip_kind(lines[0]) and not args.all_commits:
         return Findings()
     violations = check_message(
         lines,
@@ -80,7 +80,7 @@ def check(args: SimpleNamespace, ctx: HookContext) -> Findings:
         conventional_types=ctx.get_list("conventional_types"),
         allow_wip=ctx.get_flag("allow_wip"),
         issue=issue_from_branch(ctx.branch),
-        strict=args.strict,
+        strict=args.all_commits,
     )
     if encoding_violation:
         violations.insert(0, encoding_violation)
@@ -91,7 +91,15 @@ SPEC = HookSpec(
     HOOK_ID,
     __doc__,
     "CK1",
-    [Option("--strict", "also check merge, fixup, squash, amend and revert commits", "flag")],
+    [
+        Option(
+            "--all-commits",
+            "also check merge, fixup, squash, amend and revert commits (--strict: the old name;"
+            " warnings still block only under hooks.strict)",
+            "flag",
+            aliases=("--strict",),
+        )
+    ],
     files="one",
     files_help="the commit message file git passes to the hook",
 )
