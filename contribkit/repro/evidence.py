@@ -8,12 +8,14 @@ applies, and what the user could add when none does.
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from contribkit.core.astnames import dotted
 from contribkit.issue.model import Issue, ParsedIssue
-from contribkit.repro.codefacts import CodeFacts
+from contribkit.repro.codefacts import CodeFacts, parse_code
 from contribkit.repro.edits import EditedCode
 
 # A process crash, not "it crashes" (which often means it raises): that needs a signature.
@@ -35,6 +37,33 @@ _ENV_START = re.compile(
 _QUANTIZED = re.compile(r"\bquantiz|\bnnq\b|\bnniq\b|\bnnqd\b|\bqnnpack\b|\bfbgemm\b|\bonednn\b")
 _FULLGRAPH = re.compile(r"fullgraph['\"]?\s*[=:]\s*True")
 _GRAPH_BREAKS = re.compile(r"\bgraph[\s_-]?breaks?\b", re.I)
+_RECOMPILES = re.compile(
+    r"\brecompil|\bcache_size_limit\b|\brecompile_limit\b|\bguard[\s_-]?failures?\b", re.I
+)
+_COUNT = r"(once|one|twice|two|three|\d+)(?:\s+times?)?"
+# "should compile once", "expected 2 compilations", "should only recompile once", "should not
+# recompile": the recompiles the issue allows (compilations - 1).
+_ALLOWED = (
+    (re.compile(r"\b(?:should|expected?\s+to|must)\s+(?:only\s+)?compile\s+" + _COUNT, re.I), -1),
+    (re.compile(r"\bexpected?\s+(?:only\s+)?" + _COUNT + r"\s+compil(?:e|ation)s?\b", re.I), -1),
+    (re.compile(r"\b(?:should|expected?\s+to)\s+(?:only\s+)?recompile\s+" + _COUNT, re.I), 0),
+    (re.compile(r"\b(?:should(?:\s+not|n't)|must(?:\s+not|n't))\s+recompile\b", re.I), None),
+)
+_WORD_COUNT = {"once": 1, "one": 1, "twice": 2, "two": 2, "three": 3}
+_NONDETERMINISM = re.compile(
+    r"\bnon-?deterministic|\bnondeterminism\b|\bnot\s+deterministic\b"
+    r"|\bdifferent\s+(?:results?|outputs?|values?)\s+(?:on\s+)?(?:each|every|between|across)"
+    r"\s+(?:runs?|times?|executions?)\b"
+    r"|\b(?:results?|outputs?)\s+(?:differs?|vary|varies|change)\s+(?:between|across|from)\s+runs?",
+    re.I,
+)
+# The bug is a missing error or warning (under use_deterministic_algorithms, say): running twice
+# and comparing the output cannot show it.
+_EXPECTS_ERROR = re.compile(
+    r"\b(?:should|expected?\s+to|supposed\s+to|does\s*n[o']t|did\s*n[o']t)\s+"
+    r"(?:raise|throw|error|warn|fail)",
+    re.I,
+)
 
 
 @dataclass
@@ -107,6 +136,20 @@ def gather_evidence(
         ev.why.append(
             "the issue reports graph breaks in a torch.compile: torch._dynamo's counters count them"
         )
+    if facts.uses_compile and _RECOMPILES.search(text):
+        found["recompiles"] = {"allowed": _allowed_recompiles(text), "repeats": _repeats(edited)}
+        ev.oracles.append("recompiles")
+        ev.why.append(
+            "the issue reports recompiles of a torch.compile: torch._dynamo's compilation"
+            f" metrics count them (it allows {found['recompiles']['allowed']})"
+        )
+    if _NONDETERMINISM.search(text) and not _EXPECTS_ERROR.search(text):
+        found["determinism"] = True
+        ev.oracles.append("determinism")
+        ev.why.append(
+            "the issue reports results that differ between runs: the code runs twice, in child"
+            " processes with the same seeds, and what it prints is compared"
+        )
     if parsed.signature is None and not crash and _ERROR_WORDS.search(f"{text}\n{code_text}"):
         found["reports_error"] = True
         ev.oracles.append("no-error")
@@ -141,3 +184,44 @@ def _program_unit(parsed: ParsedIssue) -> dict[str, Any] | None:
 def _lines(text: str) -> list[str]:
     """The printed lines of a quoted output, less comment lines ("#### output ####")."""
     return [line.rstrip() for line in text.split("\n") if line.strip() and line[:1] != "#"]
+
+
+def _allowed_recompiles(text: str) -> int:
+    """The recompiles the issue says are expected, where it says so plainly (else 0); several
+    different statements count as none."""
+    said = set()
+    for pattern, offset in _ALLOWED:
+        for match in pattern.finditer(text):
+            if offset is None:
+                said.add(0)
+                continue
+            word = match.group(1).lower()
+            count = int(word) if word.isdigit() else _WORD_COUNT[word]
+            said.add(max(count + offset, 0))
+    return said.pop() if len(said) == 1 else 0
+
+
+def _repeats(edited: EditedCode) -> bool:
+    """The code can call compiled code more than once (a loop, or two calls of one compiled
+    name): a single call cannot recompile, so only then does no recompile mean anything."""
+    tree = parse_code(edited.text)
+    if tree is None:
+        return False
+    compiled: set[str] = set()
+    calls: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.comprehension)):
+            return True
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            if dotted(node.value.func).endswith("compile"):
+                compiled.update(dotted(t) for t in node.targets)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for deco in node.decorator_list:
+                if dotted(deco.func if isinstance(deco, ast.Call) else deco).endswith("compile"):
+                    compiled.add(node.name)
+        elif isinstance(node, ast.Call):
+            name = dotted(node.func)
+            if name.endswith(".compile") and not node.args:  # module.compile(): in place
+                compiled.add(name.rsplit(".", 1)[0])
+            calls[name] = calls.get(name, 0) + 1
+    return any(calls.get(name, 0) >= 2 for name in compiled)

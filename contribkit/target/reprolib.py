@@ -15,6 +15,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import traceback
 from typing import Any, Callable, Dict, List, NoReturn, Optional
@@ -26,6 +27,8 @@ DEFAULT_TIMEOUT = 300
 CHILD_ENV = "CONTRIBKIT_REPRO_CHILD"
 # Set in a child that re-runs the code under another quantized engine (see Repro._no_crash).
 ENGINE_ENV = "CONTRIBKIT_QUANTIZED_ENGINE"
+OUTPUT_ENV = "CONTRIBKIT_REPRO_OUTPUT"  # determinism: where a child writes what it printed
+COMPARE_EXIT = 3  # a child that wrote its output for the determinism oracle
 # Errors that say the issue's code itself is broken, not that torch handled its input.
 _CODE_ERRORS = ("NameError", "AttributeError", "ImportError", "SyntaxError", "UnboundLocalError")
 
@@ -223,6 +226,80 @@ def dynamo_counts() -> "Optional[tuple[int, int, str]]":
     return frames, int(sum(breaks.values())), reason
 
 
+def dynamo_recompiles() -> "Optional[tuple[int, int, int, str]]":
+    """``(frames compiled, recompiles, of them by automatic dynamic shapes, the first other
+    recompile's guard failure)`` from torch._dynamo's compilation metrics; None without them."""
+    utils = sys.modules.get("torch._dynamo.utils")
+    metrics = getattr(utils, "get_compilation_metrics", None)
+    if metrics is None:
+        return None
+    try:
+        compiles = list(metrics())
+    except Exception:
+        return None
+    recompiles = [m for m in compiles if getattr(m, "recompile_reason", None)]
+    others = [
+        str(m.recompile_reason)
+        for m in recompiles
+        if not (getattr(m, "feature_usage", None) or {}).get("dynamo.automatic_dynamic_shapes")
+    ]
+    reason = others[0].strip().splitlines()[0].split("  #")[0].strip() if others else ""
+    return len(compiles), len(recompiles), len(recompiles) - len(others), reason
+
+
+def judge_recompiles(
+    counted: "tuple[int, int, int, str]", allowed: int, repeats: Any
+) -> "tuple[str, str]":
+    """A verdict from :func:`dynamo_recompiles` where the issue allows ``allowed`` recompiles;
+    ``repeats``: the code calls compiled code more than once (a single call cannot recompile)."""
+    frames, total, dynamic, reason = counted
+    said = "%d compile(s), %d recompile(s)" % (frames, total)
+    if dynamic:
+        said += " (%d by automatic dynamic shapes)" % dynamic
+    if total - dynamic > allowed:
+        return "REPRODUCED", said + ("; the first guard failure: " + reason if reason else "")
+    if total > allowed:
+        why = "only automatic dynamic shapes recompiled, as they do once by design"
+    elif not frames:
+        why = "torch.compile compiled nothing"
+    elif not repeats:
+        why = "the code calls compiled code only once, and one call cannot recompile"
+    else:
+        return "NOT_REPRODUCED", said + " (the issue allows %d)" % allowed
+    return "CANNOT_RUN", said + "; " + why + ": compare with the issue"
+
+
+_TIMING = re.compile(r"\b(?:time|took|elapsed|seconds?|sec|ms|it/s|speed|latency)\b", re.I)
+
+
+def comparable_lines(lines: List[str]) -> List[str]:
+    """Printed lines two runs should share: timings dropped, addresses masked."""
+    return [_ADDRESS.sub("<addr>", line) for line in lines if not _TIMING.search(line)]
+
+
+def judge_runs(first: List[str], second: List[str]) -> "tuple[str, str]":
+    """The determinism verdict from what two runs with the same seeds printed."""
+    first, second = comparable_lines(first), comparable_lines(second)
+    for index in range(min(len(first), len(second))):
+        a, b = first[index], second[index]
+        if a != b:
+            detail = "line %d: %r, then %r" % (index + 1, a[:80], b[:80])
+            return "REPRODUCED", "two runs with the same seeds printed different output: " + detail
+    if len(first) != len(second):
+        sizes = "%d line(s), then %d" % (len(first), len(second))
+        return "REPRODUCED", "two runs with the same seeds printed different output: " + sizes
+    if not any(_NUMBER.search(line) or "True" in line or "False" in line for line in first):
+        return "CANNOT_RUN", "two runs printed no value the computation gives: print them"
+    shapes: Dict[str, str] = {}
+    for line in first:
+        if re.search(r"[A-Za-z]", line):
+            shape = _NUMBER_TOKEN.sub("<n>", _SPACE.sub("", line))
+            if shapes.setdefault(shape, line) != line:
+                detail = "within one run, %r and %r differ: compare them" % (shapes[shape], line)
+                return "CANNOT_RUN", "two runs printed the same, but " + detail[:200]
+    return "NOT_REPRODUCED", "two runs with the same seeds printed the same %d line(s)" % len(first)
+
+
 def judge_outputs(statuses: List[str], deterministic: bool) -> "Optional[tuple[str, str]]":
     """A verdict from line statuses, or None when they do not decide."""
     if not statuses:
@@ -306,7 +383,8 @@ class Repro:
         if self.timeout > 0 and os.environ.get(CHILD_ENV) != "1" and os.path.isfile(sys.argv[0]):
             self._supervise()
         sys.argv = sys.argv[:1] + rest  # the issue's code may read its own arguments
-        if (self.signature and self.signature.get("message")) or self.evidence.get("units"):
+        tee = ("units", "determinism")
+        if (self.signature and self.signature.get("message")) or any(map(self.evidence.get, tee)):
             sys.stdout = self._stdout = _Tee(sys.stdout)
             sys.stderr = self._stderr = _Tee(sys.stderr)
         sys.excepthook = self._excepthook
@@ -318,9 +396,31 @@ class Repro:
         return self.device
 
     def _supervise(self) -> NoReturn:
-        """Run this script again in a child under the time limit; judge a crash or a hang."""
+        """Run this script again in a child under the time limit; judge a crash or a hang.
+
+        For the determinism oracle, a child that ran the code to its end writes what it printed
+        to a file and exits COMPARE_EXIT; a second child runs it again, and the two compare."""
         env = dict(os.environ, **{CHILD_ENV: "1"})
         self._done = True
+        deadline = time.monotonic() + self.timeout
+        if not self.evidence.get("determinism"):
+            self._relay(self._child(env, deadline))
+        with tempfile.TemporaryDirectory(prefix="contribkit-repro-") as folder:
+            runs: List[List[str]] = []
+            for run in (1, 2):
+                env[OUTPUT_ENV] = path = os.path.join(folder, "run%d.json" % run)
+                code = self._child(env, deadline)
+                if code != COMPARE_EXIT or not os.path.isfile(path):
+                    self._relay(code)
+                with open(path, encoding="utf-8") as handle:
+                    runs.append(list(json.load(handle)))
+                if run == 1:
+                    print("contribkit: running the code again to compare", file=sys.stderr)
+            verdict, detail = judge_runs(runs[0], runs[1])
+        self.verdict(verdict, detail, "determinism" if verdict != "CANNOT_RUN" else "")
+
+    def _child(self, env: Dict[str, str], deadline: float) -> int:
+        """The exit code of this script run again in a child, before ``deadline``."""
         try:
             child = subprocess.Popen(
                 [sys.executable, *sys.argv], env=env, start_new_session=os.name == "posix"
@@ -328,13 +428,16 @@ class Repro:
         except OSError as exc:
             self.verdict("CANNOT_RUN", "could not start the child process: " + describe(exc))
         try:
-            code = child.wait(timeout=self.timeout)
+            return child.wait(timeout=max(deadline - time.monotonic(), 0.01))
         except subprocess.TimeoutExpired:
             self._kill(child)
             self.verdict("CANNOT_RUN", "timed out after %g s" % self.timeout)
         except KeyboardInterrupt:
             self._kill(child)
             os._exit(130)
+
+    def _relay(self, code: int) -> NoReturn:
+        """End as the child ended: its verdict, a signal judged, or CANNOT_RUN."""
         if code in VERDICT_EXIT.values() or code == 130:
             os._exit(code)
         if code < 0:
@@ -515,6 +618,14 @@ class Repro:
             if counted is not None and counted[0]:
                 detail = how + "; torch.compile traced " + str(counted[0]) + " frame(s)"
                 self.verdict("NOT_REPRODUCED", detail + " without a graph break", "graph-breaks")
+        if evidence.get("recompiles"):
+            self._judge_recompiles(how)
+        if evidence.get("determinism") and os.environ.get(OUTPUT_ENV):
+            with open(os.environ[OUTPUT_ENV], "w", encoding="utf-8") as handle:
+                json.dump(self._unit_outputs().get(0, []), handle)
+            self._done = True
+            sys.stdout.flush()
+            os._exit(COMPARE_EXIT)
         if evidence.get("reports_error"):
             self.verdict("NOT_REPRODUCED", how + " without the error the issue reports", "no-error")
         if evidence.get("units"):
@@ -528,6 +639,15 @@ class Repro:
             how + "; the issue gives nothing to compare with (no traceback, assert or quoted"
             " output): add an assert, or fill in check()",
         )
+
+    def _judge_recompiles(self, how: str) -> None:
+        wanted = self.evidence["recompiles"]
+        counted = dynamo_recompiles()
+        if counted is not None:
+            verdict, detail = judge_recompiles(counted, wanted["allowed"], wanted["repeats"])
+            if verdict != "REPRODUCED":
+                detail = how + "; " + detail
+            self.verdict(verdict, detail[:400], "recompiles" if verdict != "CANNOT_RUN" else "")
 
     def _expected(self) -> str:
         if not self.signature:
