@@ -389,3 +389,76 @@ def test_graph_breaks_the_issue_reports_are_counted(tmp_path: Path) -> None:
     assert code == 1 and "REPRODUCED [graph-breaks] 1 graph break(s); the first:" in last
     code, last = run(script_for(tmp_path / "b", issue(body.format(line="x = x * 2"))))
     assert code == 0 and "NOT_REPRODUCED [graph-breaks]" in last and "without a graph break" in last
+
+
+RECOMPILES = """
+    torch.compile recompiles {what}
+    '''python
+    import torch
+
+    @torch.compile(backend="eager", dynamic=False)
+    def f(x):
+        return x * 2 + 1
+
+    {calls}
+    '''
+    """
+
+
+@pytest.mark.slow
+def test_recompiles_the_issue_reports_are_counted(tmp_path: Path) -> None:
+    loop = "for n in (2, 3, 4):\n        print(f(torch.ones(n)).sum())"
+    body = RECOMPILES.format(what="on every new shape", calls=loop)
+    code, last = run(script_for(tmp_path / "a", issue(body)))
+    assert code == 1 and "REPRODUCED [recompiles] 3 compile(s), 2 recompile(s)" in last
+    assert "the first guard failure: 0/0: tensor 'x' size mismatch at index 0" in last
+    allowed = RECOMPILES.format(what="too often: it should compile 3 times at most", calls=loop)
+    code, last = run(script_for(tmp_path / "b", issue(allowed)))
+    assert code == 0 and "NOT_REPRODUCED [recompiles]" in last and "allows 2" in last
+    same = loop.replace("(2, 3, 4)", "(2, 2, 2)")
+    code, last = run(script_for(tmp_path / "c", issue(RECOMPILES.format(what="", calls=same))))
+    assert code == 0 and "NOT_REPRODUCED [recompiles] completed on cpu; 1 compile(s), 0" in last
+    once = RECOMPILES.format(what="", calls="print(f(torch.ones(3)).sum())")
+    code, last = run(script_for(tmp_path / "d", issue(once)))
+    assert code == 125 and "one call cannot recompile" in last
+
+
+DETERMINISM = """
+    The result is nondeterministic: different results on each run, with the seed set.
+    '''python
+    import os
+    import torch
+
+    torch.manual_seed(0)
+    noise = {noise}
+    print("sum", torch.randn(4).sum() + noise)
+    '''
+    """
+
+
+@pytest.mark.slow
+def test_determinism_runs_the_code_twice_with_the_same_seeds(tmp_path: Path) -> None:
+    differs = DETERMINISM.format(noise='int.from_bytes(os.urandom(4), "little")')
+    code, last = run(script_for(tmp_path / "a", issue(differs)))
+    assert code == 1 and "REPRODUCED [determinism] two runs with the same seeds printed" in last
+    code, last = run(script_for(tmp_path / "b", issue(DETERMINISM.format(noise="0"))))
+    assert code == 0
+    assert last.endswith(
+        "NOT_REPRODUCED [determinism] two runs with the same seeds printed the same 1 line(s)"
+    )
+
+
+def test_recompile_and_determinism_oracles_are_explained(tmp_path: Path) -> None:
+    spec = spec_of("import torch\nf = torch.compile(lambda x: x)\nf(1)\nf(2)", "It recompiles")
+    assert spec.evidence.runtime["recompiles"] == {"allowed": 0, "repeats": True}
+    assert "recompiles" in spec.evidence.oracles
+    stated = "It recompiles, but it should only compile twice.\n'''python\nimport torch\n"
+    expected = issue(stated + "f = torch.compile(abs)\nf(1)\n'''\n")
+    found = build_spec(expected, parse_issue(expected), "d").evidence.runtime["recompiles"]
+    assert found == {"allowed": 1, "repeats": False}
+    script = script_for(tmp_path, issue(DETERMINISM.format(noise="0")))
+    meta = json.loads((script.parent / "meta.json").read_text())
+    assert "determinism" in meta["oracles"]
+    assert any("runs twice" in why for why in meta["oracles_why"])
+    error = issue("Non-deterministic op: use_deterministic_algorithms should raise here.\n")
+    assert "determinism" not in build_spec(error, parse_issue(error), "d").evidence.oracles

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from contribkit.target.reprolib import normalise_message, printed_signature, signature_matches
+from contribkit.target.reprolib import (
+    judge_recompiles,
+    judge_runs,
+    normalise_message,
+    printed_signature,
+    signature_matches,
+)
 
 
 class BackendCompilerFailed(RuntimeError):
@@ -67,3 +73,37 @@ def test_printed_signature_finds_the_error_line_only() -> None:
     assert printed_signature(out.split("\n", 1)[1][14:], "RuntimeError", message)  # bare message
     assert not printed_signature("tensor([0, 0])\nall good\n", "RuntimeError", message)
     assert not printed_signature(out, "RuntimeError", "expected a different failure entirely")
+
+
+def test_recompiles_beyond_what_the_issue_allows_reproduce() -> None:
+    verdict, detail = judge_recompiles((3, 2, 0, "0/0: x size mismatch"), 0, True)
+    assert verdict == "REPRODUCED" and detail.endswith(
+        "the first guard failure: 0/0: x size mismatch"
+    )
+    assert judge_recompiles((3, 2, 0, "r"), 2, True)[0] == "NOT_REPRODUCED"  # the issue allows 2
+    assert judge_recompiles((1, 0, 0, ""), 0, True) == (
+        "NOT_REPRODUCED",
+        "1 compile(s), 0 recompile(s) (the issue allows 0)",
+    )
+
+
+def test_recompiles_that_cannot_decide() -> None:
+    dynamic = judge_recompiles((2, 1, 1, ""), 0, True)  # automatic dynamic shapes, by design
+    assert dynamic[0] == "CANNOT_RUN" and "automatic dynamic shapes" in dynamic[1]
+    once = judge_recompiles((1, 0, 0, ""), 0, False)  # one call cannot recompile
+    assert once[0] == "CANNOT_RUN" and "only once" in once[1]
+    assert judge_recompiles((0, 0, 0, ""), 0, True)[0] == "CANNOT_RUN"
+
+
+def test_two_runs_are_compared_line_by_line() -> None:
+    verdict, detail = judge_runs(["x tensor(1.5)", "done"], ["x tensor(1.25)", "done"])
+    assert verdict == "REPRODUCED" and "line 1: 'x tensor(1.5)', then 'x tensor(1.25)'" in detail
+    assert judge_runs(["a 1"], ["a 1", "a 1"])[0] == "REPRODUCED"
+    same = judge_runs(["sum tensor(2.)", "took 0.31 s"], ["sum tensor(2.)", "took 0.29 s"])
+    assert same == ("NOT_REPRODUCED", "two runs with the same seeds printed the same 1 line(s)")
+
+
+def test_equal_runs_need_values_that_the_computation_gives() -> None:
+    assert judge_runs(["done"], ["done"])[0] == "CANNOT_RUN"  # nothing computed is printed
+    within = judge_runs(["out tensor(1.)", "out tensor(2.)"], ["out tensor(1.)", "out tensor(2.)"])
+    assert within[0] == "CANNOT_RUN" and "within one run" in within[1]

@@ -40,6 +40,8 @@ _GRAPH_BREAKS = re.compile(r"\bgraph[\s_-]?breaks?\b", re.I)
 _RECOMPILES = re.compile(
     r"\brecompil|\bcache_size_limit\b|\brecompile_limit\b|\bguard[\s_-]?failures?\b", re.I
 )
+# An error on recompile is the bug, not the recompiles: other oracles judge it.
+_RAISES = re.compile(r"\b(?:errors?|exceptions?|raises?|raised|throws?|thrown)\b", re.I)
 _COUNT = r"(once|one|twice|two|three|\d+)(?:\s+times?)?"
 # "should compile once", "expected 2 compilations", "should only recompile once", "should not
 # recompile": the recompiles the issue allows (compilations - 1).
@@ -136,7 +138,12 @@ def gather_evidence(
         ev.why.append(
             "the issue reports graph breaks in a torch.compile: torch._dynamo's counters count them"
         )
-    if facts.uses_compile and _RECOMPILES.search(text):
+    if (
+        facts.uses_compile
+        and _RECOMPILES.search(text)
+        and not _RAISES.search(text)
+        and "set_stance" not in code_text  # a stance decides what a recompile does
+    ):
         found["recompiles"] = {"allowed": _allowed_recompiles(text), "repeats": _repeats(edited)}
         ev.oracles.append("recompiles")
         ev.why.append(
