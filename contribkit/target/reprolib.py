@@ -280,14 +280,11 @@ def comparable_lines(lines: List[str]) -> List[str]:
 def judge_runs(first: List[str], second: List[str]) -> "tuple[str, str]":
     """The determinism verdict from what two runs with the same seeds printed."""
     first, second = comparable_lines(first), comparable_lines(second)
-    for index in range(min(len(first), len(second))):
-        a, b = first[index], second[index]
+    for index in range(max(len(first), len(second))):
+        a, b = (r[index] if index < len(r) else "(nothing)" for r in (first, second))
         if a != b:
             detail = "line %d: %r, then %r" % (index + 1, a[:80], b[:80])
             return "REPRODUCED", "two runs with the same seeds printed different output: " + detail
-    if len(first) != len(second):
-        sizes = "%d line(s), then %d" % (len(first), len(second))
-        return "REPRODUCED", "two runs with the same seeds printed different output: " + sizes
     if not any(_NUMBER.search(line) or "True" in line or "False" in line for line in first):
         return "CANNOT_RUN", "two runs printed no value the computation gives: print them"
     shapes: Dict[str, str] = {}
