@@ -14,7 +14,7 @@ from pathlib import Path
 from contribkit.core.render import write_outputs
 from contribkit.issue.model import Issue, ParsedIssue, Signature
 from contribkit.repro.plan import plan_repro
-from contribkit.target.reprolib import normalise_message
+from contribkit.target.reprojudge import normalise_message
 
 BUGGY_OPS = """\
 import itertools

@@ -11,6 +11,7 @@ import pytest
 
 from contribkit.core.errors import BadInput
 from contribkit.debug.plan import PRESETS, default_script
+from contribkit.repro.plan import runtime_source
 from contribkit.target.reprolib import VERDICT_PREFIX
 from tests.branchcases import BRANCH_ISSUES
 from tests.conftest import RunCli
@@ -69,9 +70,8 @@ def write(path: Path, text: str) -> Path:
 
 def repro_script(body: str, signature: dict[str, str] | None, device: str = "cpu") -> str:
     """A script keeping the repro verdict contract, built on contribkit's own repro runtime."""
-    runtime = Path(__file__).resolve().parent.parent / "contribkit" / "target" / "reprolib.py"
     return (
-        runtime.read_text()
+        runtime_source()
         + f"\nrepro = Repro('issue #1', {signature!r}, {device!r})\nrepro.start()\n"
         + body
         + "\nrepro.finish()\n"

@@ -20,7 +20,7 @@ from contribkit.issue.model import Issue
 from contribkit.issue.parse import parse_issue
 from contribkit.repro.plan import plan_repro
 from contribkit.repro.spec import build_spec
-from contribkit.target.reprolib import compare_unit, judge_outputs, same_line
+from contribkit.target.reprojudge import compare_unit, judge_outputs, same_line
 
 FENCE = "`" * 3
 

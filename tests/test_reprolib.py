@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from contribkit.target.reprolib import (
+from contribkit.target.reprojudge import (
     judge_recompiles,
     judge_runs,
     normalise_message,

@@ -62,7 +62,7 @@ class Signature:
     """The failure an issue reports: exception type and normalised message."""
 
     exc_type: str  # as written, e.g. "RuntimeError" or "torch._dynamo.exc.Unsupported"
-    message: str  # normalised (addresses and ids masked; see reprolib.normalise_message)
+    message: str  # normalised (addresses and ids masked; see reprojudge.normalise_message)
     origin: str  # "traceback" or "text"
 
     def __str__(self) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -27,7 +28,13 @@ TEMPLATE = "repro.py.j2"
 REPRO_FILES = ("repro.py", "issue.md", "meta.json")
 # The sources whose content shapes a rendered repro: a change to any invalidates cached renders.
 # Paths under contribkit/; a folder stands for every module in it.
-_RENDER_SOURCES = ("issue", "repro", "target/reprolib.py", "core/render.py")
+_RENDER_SOURCES = (
+    "issue",
+    "repro",
+    "target/reprojudge.py",
+    "target/reprolib.py",
+    "core/render.py",
+)
 
 
 @dataclass
@@ -96,13 +103,34 @@ def plan_for(issue: Issue, cache: JsonCache | None, timeout: float = 300.0) -> R
     return plan
 
 
+RUNTIME_FILES = ("reprojudge.py", "reprolib.py")  # embedded in this order
+_JUDGE_IMPORT = re.compile(
+    r"^# contribkit:judge-import\b.*?^# contribkit:end-judge-import\n", re.M | re.S
+)
+
+
+_IMPORT = re.compile(r"^(?:import (\w+)|from (\w+) import ([\w, ]+))\n", re.M)
+
+
 def runtime_source() -> str:
-    return (
-        resources.files("contribkit.target")
-        .joinpath("reprolib.py")
-        .read_text(encoding="utf-8")
-        .rstrip("\n")
-    )
+    """The repro runtime as one script's text: the judging functions, then the driver without
+    its import of them, nor the imports the judging part made already."""
+    folder = resources.files("contribkit.target")
+    judge, driver = (folder.joinpath(name).read_text(encoding="utf-8") for name in RUNTIME_FILES)
+    had: set[str] = set()
+    for match in _IMPORT.finditer(judge):
+        had.update(
+            [match[1]] if match[1] else [f"{match[2]}.{n.strip()}" for n in match[3].split(",")]
+        )
+
+    def new_names(match: re.Match[str]) -> str:
+        if match[1]:
+            return "" if match[1] in had else match[0]
+        names = [n.strip() for n in match[3].split(",") if f"{match[2]}.{n.strip()}" not in had]
+        return f"from {match[2]} import {', '.join(names)}\n" if names else ""
+
+    driver = _IMPORT.sub(new_names, _JUDGE_IMPORT.sub("", driver))
+    return judge.rstrip("\n") + "\n\n\n" + driver.rstrip("\n")
 
 
 def input_hash(issue: Issue) -> str:

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 from contribkit.issue.model import Signature
 from contribkit.issue.parse.scan import Block, Prose, Scan, document_order, parse_python
-from contribkit.target.reprolib import normalise_message
+from contribkit.target.reprojudge import normalise_message
 
 _TRACEBACK_HEADER = "Traceback (most recent call last):"
 _CHAIN_MARKERS = (

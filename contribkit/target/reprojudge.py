@@ -1,0 +1,273 @@
+# contribkit repro runtime, part 1: the judging functions (pure, no state). Embedded verbatim
+# in every generated repro script, before reprolib.py (see contribkit.repro.plan.runtime_source),
+# so it is standard-library only, runs on Python 3.9+, and has no __future__ imports.
+import difflib
+import re
+import signal
+import sys
+from typing import Any, Dict, List, Optional
+
+MATCH_RATIO = 0.75
+
+
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
+
+
+_LONG_NUMBER = re.compile(r"(?<![\w.])\d{6,}(?![\w.])")
+
+
+_PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.+~-]+){2,}[\\/]?")
+
+
+_SPACE = re.compile(r"\s+")
+
+
+_NUMBER = re.compile(r"\d+")
+
+
+def normalise_message(message: str) -> str:
+    """The comparable part of an exception message: its first line, addresses/ids/paths masked."""
+    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
+    text = lines[0] if lines else ""
+    if text.endswith("raised:") and len(lines) > 1:  # a wrapper such as BackendCompilerFailed
+        text += " " + lines[1]
+    text = _ADDRESS.sub("<addr>", text)
+    text = _PATH.sub("<path>", text)
+    text = _LONG_NUMBER.sub("<n>", text)
+    return _SPACE.sub(" ", text).strip()[:300]
+
+
+def signature_matches(exc: BaseException, exc_type: str, message: str) -> bool:
+    """True when ``exc`` is the failure ``exc_type: message`` (type by name anywhere in its MRO).
+
+    Numbers are masked (shapes and sizes vary between runs); the messages must then be equal,
+    one must contain the other, or they must start with the same three words and be similar.
+    """
+    wanted = exc_type.rsplit(".", 1)[-1]
+    if wanted not in {cls.__name__ for cls in type(exc).__mro__}:
+        return False
+    return not message or message_matches(message, normalise_message(str(exc)))
+
+
+def message_matches(message: str, text: str) -> bool:
+    """True when the normalised ``text`` is the issue's normalised error ``message``."""
+    want = _NUMBER.sub("<n>", message)
+    got = _NUMBER.sub("<n>", text)
+    if not got:
+        return False
+    if want == got or (len(want) >= 10 and want in got) or (len(got) >= 10 and got in want):
+        return True
+    if want.split()[:3] != got.split()[:3]:
+        return False
+    return difflib.SequenceMatcher(None, want, got).ratio() >= MATCH_RATIO
+
+
+def describe(exc: BaseException) -> str:
+    text = normalise_message(str(exc))
+    return type(exc).__name__ + ": " + text if text else type(exc).__name__
+
+
+def signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return "signal %d" % number
+
+
+def printed_signature(text: str, exc_type: str, message: str) -> str:
+    """The line of ``text`` that shows the error ``exc_type: message``, or "".
+
+    Issue code often catches the error and prints it (``except Exception as e: print(e)``), or
+    prints its traceback; either way the line is the message, maybe after ``Type: ``.
+    """
+    wanted = exc_type.rsplit(".", 1)[-1]
+    for line in text.splitlines():
+        line = line.strip()
+        head, sep, rest = line.partition(": ")
+        if sep and head.rsplit(".", 1)[-1] == wanted:
+            line = rest
+        if line and message_matches(message, normalise_message(line)):
+            return line
+    return ""
+
+
+# -- printed output against the output an issue quotes -------------------------------------
+_NUMBER_TOKEN = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)\b")
+
+
+def _decimals(token: str) -> int:
+    mantissa, _, exponent = token.lower().partition("e")
+    places = len(mantissa.split(".", 1)[1]) if "." in mantissa else 0
+    return places - (int(exponent) if exponent else 0)
+
+
+def same_line(got: str, want: str) -> bool:
+    """True when printed ``got`` shows what the issue's ``want`` shows: spaces ignored, numbers
+    equal to the precision the coarser of the two prints (``0.4080`` is ``0.40800``), and a
+    quoted bare value matching the end of a labelled line (``x.training=False`` vs ``False``)."""
+    got, want = _SPACE.sub("", got), _SPACE.sub("", want)
+    if got == want:
+        return True
+    got_tokens, want_tokens = _NUMBER_TOKEN.split(got), _NUMBER_TOKEN.split(want)
+    got_numbers, want_numbers = _NUMBER_TOKEN.findall(got), _NUMBER_TOKEN.findall(want)
+    if got_tokens == want_tokens and len(got_numbers) == len(want_numbers):
+        return all(_same_number(a, want_numbers[i]) for i, a in enumerate(got_numbers))
+    return any(want and sep not in want and got.endswith(sep + want) for sep in ("=", ":"))
+
+
+def _same_number(a: str, b: str) -> bool:
+    x, y = float(a), float(b)
+    if x != x or y != y:  # nan
+        return x != x and y != y
+    if x == y:
+        return True
+    places = min(_decimals(a), _decimals(b))
+    return abs(x - y) <= 0.5 * 10.0 ** (-places) * (1 + 1e-9)
+
+
+def output_lines(text: str) -> List[str]:
+    return [line.rstrip() for line in text.splitlines() if line.strip()]
+
+
+def _line_status(got: str, actual: str, expected: Optional[str]) -> str:
+    """ "bug" (shows the reported value, not the expected), "fixed" (shows the expected value),
+    "same" (shows the reported value; nothing expected), "changed" (neither)."""
+    if expected is not None and same_line(got, expected):
+        return "fixed"
+    if same_line(got, actual):
+        return "bug" if expected is not None else "same"
+    return "changed"
+
+
+def compare_unit(
+    printed: List[str], actual: Optional[List[str]], expected: Optional[List[str]]
+) -> List[str]:
+    """Line statuses of one printed unit against the issue's quoted lines (best alignment).
+
+    With only expected lines, a line is "fixed" or "unexpected"."""
+    if actual is None:
+        if expected is None:
+            return []
+        return [
+            "fixed" if status == "same" else "unexpected"
+            for status in compare_unit(printed, expected, None)
+        ]
+    if expected is not None and len(expected) != len(actual):
+        expected = None
+    width = len(actual)
+    if width == 0:
+        return ["same" if not printed else "changed"]
+    if len(printed) < width:
+        return ["changed"] * width
+    best: List[str] = []
+    for start in range(len(printed) - width + 1):
+        window = printed[start : start + width]
+        statuses = [
+            _line_status(got, actual[i], expected[i] if expected is not None else None)
+            for i, got in enumerate(window)
+        ]
+        if not best or sum(s != "changed" for s in statuses) > sum(s != "changed" for s in best):
+            best = statuses
+    return best
+
+
+def dynamo_counts() -> "Optional[tuple[int, int, str]]":
+    """``(frames traced, graph breaks, the first break's reason)`` from torch._dynamo's
+    counters, where the code used torch.compile; None where it did not import dynamo."""
+    utils = sys.modules.get("torch._dynamo.utils")
+    counters = getattr(utils, "counters", None)
+    if counters is None:
+        return None
+    frames = int(counters.get("frames", {}).get("total", 0))
+    breaks = counters.get("graph_break", {})
+    first = next(iter(breaks), "")
+    reason = first.strip().splitlines()[0] if first.strip() else ""
+    return frames, int(sum(breaks.values())), reason
+
+
+def dynamo_recompiles() -> "Optional[tuple[int, int, int, str]]":
+    """``(frames compiled, recompiles, of them by automatic dynamic shapes, the first other
+    recompile's guard failure)`` from torch._dynamo's compilation metrics; None without them."""
+    utils = sys.modules.get("torch._dynamo.utils")
+    metrics = getattr(utils, "get_compilation_metrics", None)
+    if metrics is None:
+        return None
+    try:
+        compiles = list(metrics())
+    except Exception:
+        return None
+    recompiles = [m for m in compiles if getattr(m, "recompile_reason", None)]
+    others = [
+        str(m.recompile_reason)
+        for m in recompiles
+        if not (getattr(m, "feature_usage", None) or {}).get("dynamo.automatic_dynamic_shapes")
+    ]
+    reason = others[0].strip().splitlines()[0].split("  #")[0].strip() if others else ""
+    return len(compiles), len(recompiles), len(recompiles) - len(others), reason
+
+
+def judge_recompiles(
+    counted: "tuple[int, int, int, str]", allowed: int, repeats: Any
+) -> "tuple[str, str]":
+    """A verdict from :func:`dynamo_recompiles` where the issue allows ``allowed`` recompiles;
+    ``repeats``: the code calls compiled code more than once (a single call cannot recompile)."""
+    frames, total, dynamic, reason = counted
+    said = "%d compile(s), %d recompile(s)" % (frames, total)
+    if dynamic:
+        said += " (%d by automatic dynamic shapes)" % dynamic
+    if total - dynamic > allowed:
+        return "REPRODUCED", said + ("; the first guard failure: " + reason if reason else "")
+    if total > allowed:
+        why = "only automatic dynamic shapes recompiled, as they do once by design"
+    elif not frames:
+        why = "torch.compile compiled nothing"
+    elif not repeats:
+        why = "the code calls compiled code only once, and one call cannot recompile"
+    else:
+        return "NOT_REPRODUCED", said + " (the issue allows %d)" % allowed
+    return "CANNOT_RUN", said + "; " + why + ": compare with the issue"
+
+
+_TIMING = re.compile(r"\b(?:time|took|elapsed|seconds?|sec|ms|it/s|speed|latency)\b", re.I)
+
+
+def comparable_lines(lines: List[str]) -> List[str]:
+    """Printed lines two runs should share: timings dropped, addresses masked."""
+    return [_ADDRESS.sub("<addr>", line) for line in lines if not _TIMING.search(line)]
+
+
+def judge_runs(first: List[str], second: List[str]) -> "tuple[str, str]":
+    """The determinism verdict from what two runs with the same seeds printed."""
+    first, second = comparable_lines(first), comparable_lines(second)
+    for index in range(max(len(first), len(second))):
+        a, b = (r[index] if index < len(r) else "(nothing)" for r in (first, second))
+        if a != b:
+            detail = "line %d: %r, then %r" % (index + 1, a[:80], b[:80])
+            return "REPRODUCED", "two runs with the same seeds printed different output: " + detail
+    if not any(_NUMBER.search(line) or "True" in line or "False" in line for line in first):
+        return "CANNOT_RUN", "two runs printed no value the computation gives: print them"
+    shapes: Dict[str, str] = {}
+    for line in first:
+        if re.search(r"[A-Za-z]", line):
+            shape = _NUMBER_TOKEN.sub("<n>", _SPACE.sub("", line))
+            if shapes.setdefault(shape, line) != line:
+                detail = "within one run, %r and %r differ: compare them" % (shapes[shape], line)
+                return "CANNOT_RUN", "two runs printed the same, but " + detail[:200]
+    return "NOT_REPRODUCED", "two runs with the same seeds printed the same %d line(s)" % len(first)
+
+
+def judge_outputs(statuses: List[str], deterministic: bool) -> "Optional[tuple[str, str]]":
+    """A verdict from line statuses, or None when they do not decide."""
+    if not statuses:
+        return None
+    if "bug" in statuses:
+        return "REPRODUCED", "a line still prints the value the issue reports, not the expected one"
+    if all(s == "fixed" for s in statuses):
+        return "NOT_REPRODUCED", "the code prints the values the issue expects"
+    if all(s in ("same", "bug") for s in statuses):
+        return "REPRODUCED", "the code still prints what the issue shows"
+    if deterministic and all(s == "changed" for s in statuses):
+        return "NOT_REPRODUCED", "the code no longer prints what the issue shows"
+    if deterministic and "unexpected" in statuses and set(statuses) <= {"unexpected", "fixed"}:
+        return "REPRODUCED", "a line prints something other than what the issue expects"
+    return None
