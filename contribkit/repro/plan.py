@@ -235,6 +235,9 @@ def meta_document(spec: ReproSpec) -> dict[str, Any]:
         "edits": spec.edits,
         "oracles": spec.evidence.oracles,
         "oracles_why": spec.evidence.why,
+        # What the oracles compare at run time (Repro's evidence=): the quoted output units
+        # (id, where, actual and expected lines), the crash flag, the issue's own checks.
+        "evidence": spec.evidence.runtime,
         "to_add": spec.evidence.to_add,
         "timeout_s": spec.timeout,
         "comparison": asdict(facts.comparison) if facts.comparison else None,

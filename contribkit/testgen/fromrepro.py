@@ -17,6 +17,14 @@ from contribkit.core.astnames import source_lines
 from contribkit.core.errors import BadInput
 from contribkit.core.render import render
 from contribkit.testgen.areas import repro_area, slug
+from contribkit.testgen.oracles import (
+    OracleBody,
+    assert_body,
+    crash_body,
+    has_oracle_evidence,
+    pick_oracle,
+    quoted_output_body,
+)
 from contribkit.testgen.pyedit import ImportSpec, block_at_column_zero, indent_block, rename
 from contribkit.testgen.rewrite import (
     draws_random,
@@ -121,12 +129,25 @@ def read_repro(folder: Path) -> ReproSource:
             check = block_at_column_zero("".join(lines[start - 1 : end]), body[0].col_offset)
     if meta.get("incomplete") and check is not None:
         notes.append("meta.json says INCOMPLETE, but check() in repro.py is filled in: it is used")
-    if check is None and not meta.get("signature_parts"):
-        raise BadInput(
-            f"{folder} has neither a failure signature nor a check()",
-            hint="fill in check() in repro.py so that it fails while the bug is present",
-        )
+    if check is None and not meta.get("signature_parts") and not has_oracle_evidence(meta):
+        raise BadInput(f"{folder} {_nothing_to_test(meta)}", hint=_NOTHING_HINT)
     return ReproSource(folder, meta, code, check, notes)
+
+
+_NOTHING_HINT = "fill in check() in repro.py so that it fails while the bug is present"
+
+
+def _nothing_to_test(meta: dict[str, Any]) -> str:
+    """Why a repro gives no test: what it lacks, and what its oracles are instead."""
+    oracles = [o for o in meta.get("oracles") or [] if isinstance(o, str)]
+    what = "has neither a failure signature nor a check()"
+    if "evidence" not in meta:
+        return f"{what}, and its meta.json predates the oracles' evidence (regenerate it)"
+    if not oracles:
+        return f"{what}, nor an assert, crash or quoted output to test (it has no oracle)"
+    return (
+        f"{what}, nor an assert, crash or quoted output to test (its oracles: {', '.join(oracles)})"
+    )
 
 
 def _incomplete_reason(tree: ast.Module) -> str | None:
@@ -168,9 +189,10 @@ def _signature_checks(parts: dict[str, str]) -> dict[str, Any]:
 def repro_spec(
     src: ReproSource, name: str | None = None, generic: bool = True, gate: Gate | None = None
 ) -> MethodSpec:
-    """A regression test from a repro: the issue's code on `device`, then the repro's check, or
-    (for a crash) a failure naming the issue while the issue's error is raised. ``gate``: what
-    the repro's verdict allows (a device the test is restricted to, notes)."""
+    """A regression test from a repro: the issue's code on `device`, then the repro's check; or
+    a failure naming the issue while the issue's error is raised; or, by the oracle that decided
+    the verdict, the issue's own checks, a crash in a child process, or its quoted output (see
+    ``oracles``). ``gate``: what the repro's verdict allows (a device, notes, the oracle)."""
     meta = src.meta
     gate = gate or Gate()
     number = meta.get("number") if isinstance(meta.get("number"), int) else None
@@ -181,8 +203,10 @@ def repro_spec(
     )
     dynamo = bool(meta.get("uses_compile"))
     requires_cuda = bool(meta.get("requires_cuda")) or gate.device == "cuda"
-    code, hoisted, uses_device, notes = _test_code(src, dynamo, requires_cuda)
-    signature = meta.get("signature_parts") if src.check is None else None
+    fail_prefix = f"{ref} is back: the code raises the issue's error again: "
+    oracle = _oracle(src, gate)
+    code, hoisted, uses_device, notes = _test_code(src, dynamo, requires_cuda, oracle != "crash")
+    signature = meta.get("signature_parts") if src.check is None and oracle is None else None
     check = (
         indent_block(as_assertions(rename(src.check, "DEVICE", "device")), "    ")
         if src.check
@@ -193,7 +217,11 @@ def repro_spec(
     if only == "cpu" and not uses_device:
         notes.append("the code does not use a device: the test runs on CPU only")
     result_check: dict[str, Any] = {}
-    if signature:
+    if oracle is not None:
+        body = _oracle_body(src, oracle, code, ref, uses_device, gate.force)
+        code, checks = body.code, body.checks
+        device_imports, notes = [*device_imports, *body.imports], [*notes, *body.notes]
+    elif signature:
         code, result_check, check_imports, what = _crash_check(
             code, dynamo, generic and only is None, hoisted
         )
@@ -224,7 +252,7 @@ def repro_spec(
         signature=bool(signature),
         code=indent_block(code, body_indent).rstrip("\n") or f"{body_indent}pass",
         check=check.rstrip("\n") if check else "",
-        fail_prefix=f"{ref} is back: the code raises the issue's error again: ",
+        fail_prefix=fail_prefix,
         **result_check,
         **(_signature_checks(signature) if signature else {}),
     )
@@ -282,11 +310,44 @@ def _crash_check(
     return code, context, [], "; its result on `device` must match CPU's"
 
 
+def _oracle_body(
+    src: ReproSource, oracle: str, code: str, ref: str, uses_device: bool, force: bool
+) -> OracleBody:
+    where = str(src.dir)
+    if oracle == "assert":
+        return assert_body(code, where)
+    if oracle == "crash":
+        prefix = f"{ref} is back: the code crashes the process again: killed by "
+        return crash_body(code, prefix, uses_device)
+    return quoted_output_body(code, src.meta.get("evidence") or {}, where, force)
+
+
+def _oracle(src: ReproSource, gate: Gate) -> str | None:
+    """The oracle (assert, crash, quoted-output) the test is written for, or None for a test
+    from check() or the failure signature. Raises BadInput when the verdict's oracle gives no
+    test."""
+    if src.check is not None:
+        return None
+    chosen = pick_oracle(src.meta, gate.oracle)
+    signature = src.meta.get("signature_parts")
+    if signature and (chosen is None or gate.oracle in (None, "signature")):
+        return None
+    if chosen is None:
+        decided = f"its {gate.oracle} oracle" if gate.oracle else "no oracle a test can use"
+        raise BadInput(
+            f"{src.dir}: the repro's verdict was decided by {decided}, and it "
+            f"{_nothing_to_test(src.meta).removeprefix('has ')}",
+            hint=_NOTHING_HINT,
+        )
+    return chosen
+
+
 def _test_code(
-    src: ReproSource, dynamo: bool, requires_cuda: bool
+    src: ReproSource, dynamo: bool, requires_cuda: bool, hoist: bool = True
 ) -> tuple[str, list[ImportSpec], bool, list[str]]:
     """The issue's code as a test body: main block unwrapped, CUDA uses on `device` when the
-    test is CUDA-only, ``DEVICE`` renamed ``device``, imports taken out for the file's block."""
+    test is CUDA-only, ``DEVICE`` renamed ``device``, imports taken out for the file's block
+    (unless not ``hoist``: code a child process runs keeps them)."""
     try:
         code = unwrap_main(src.code)
     except SyntaxError as exc:
@@ -304,8 +365,11 @@ def _test_code(
         notes.append(
             "the code uses `global`, which inside a test method means the test file's globals: check it"
         )
+    code = rename(code, "DEVICE", "device")
+    if not hoist:
+        return code.strip("\n") + "\n", [], uses_device, notes
     harness = {spec.bound: spec for spec in file_imports(dynamo)}
-    code, hoisted, hoist_notes = hoist_imports(rename(code, "DEVICE", "device"), harness)
+    code, hoisted, hoist_notes = hoist_imports(code, harness)
     return code.strip("\n") + "\n", hoisted, uses_device, [*notes, *hoist_notes]
 
 

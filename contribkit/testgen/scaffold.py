@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -134,7 +134,7 @@ def _builder(
         verdicts = recorded_verdicts(ws.root, script) if ws.root is not None else None
         if verdicts is None:
             verdicts = run_verdicts(ws.python(), script, ws.settings.names("scrub_env"))
-        gate = judge(verdicts, request.force)
+        gate = replace(judge(verdicts, request.force), force=request.force)
         return partial(repro_spec, source, test_name, gate=gate)
     assert test_name is not None
     return partial(skeleton_spec, test_name, area or "tests")

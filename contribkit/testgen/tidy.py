@@ -191,10 +191,15 @@ def _assertion(code: str, node: ast.stmt) -> list[str] | None:
             and isinstance(test.ops[0], (ast.Eq, ast.Is))
         ):
             how = "assertEqual" if isinstance(test.ops[0], ast.Eq) else "assertIs"
-            args = [seg(test.left), seg(test.comparators[0]), *message]
+            pair = [test.left, test.comparators[0]]
+            # TestCase.assertEqual compares floats within a tolerance; `==` does not.
+            exact = ["atol=0", "rtol=0"] if how == "assertEqual" and _may_be_float(pair) else []
+            args = [seg(test.left), seg(test.comparators[0]), *message, *exact]
         else:
             how, args = "assertTrue", [seg(test), *message]
         return [f"self.{how}({', '.join(args)})"]
+    if isinstance(node, ast.If):
+        return _raise_check(code, node)
     if not (
         isinstance(node, ast.Expr)
         and isinstance(node.value, ast.Call)
@@ -219,7 +224,52 @@ def _assertion(code: str, node: ast.stmt) -> list[str] | None:
     return [f"self.assertEqual({', '.join(args)})"]
 
 
+_NOT_FLOAT_ATTRS = {"shape", "dtype", "device", "ndim", "layout", "is_cuda", "requires_grad"}
+_NOT_FLOAT_CALLS = {"len", "size", "dim", "numel", "str", "repr", "type", "isinstance"}
+
+
+def _may_be_float(pair: list[ast.expr]) -> bool:
+    """Neither side is plainly something other than a float (an int, a shape, a dtype…)."""
+
+    def plain(node: ast.expr) -> bool:
+        if isinstance(node, ast.Constant):
+            return not isinstance(node.value, float)
+        if isinstance(node, (ast.Tuple, ast.List)):
+            return all(plain(e) for e in node.elts)
+        if isinstance(node, ast.Attribute):
+            return node.attr in _NOT_FLOAT_ATTRS
+        return isinstance(node, ast.Call) and call_name(node) in _NOT_FLOAT_CALLS
+
+    return not any(plain(node) for node in pair)
+
+
+def _raise_check(code: str, node: ast.If) -> list[str] | None:
+    """``if COND: raise X("why")`` (nothing else, no else) as ``self.assertFalse(COND, "why")``."""
+    if node.orelse or len(node.body) != 1 or not isinstance(node.body[0], ast.Raise):
+        return None
+    exc = node.body[0].exc
+    if exc is None:
+        return None
+    args = exc.args if isinstance(exc, ast.Call) else []
+    message = ast.get_source_segment(code, args[0]) if len(args) == 1 else None
+    test = ast.get_source_segment(code, node.test) or ast.unparse(node.test)
+    return [f"self.assertFalse({', '.join(filter(None, [test, message]))})"]
+
+
 def as_assertions(code: str) -> str:
-    """The repro's check with its ``assert`` statements and ``torch.testing.assert_close`` calls
-    as TestCase assertions (``self.assertEqual`` compares tensors as ``assert_close`` does)."""
-    return replace_statements(code, lambda node: _assertion(code, node))
+    """The repro's check with its ``assert`` statements, ``torch.testing.assert_close`` calls
+    and ``if …: raise X(…)`` checks as TestCase assertions (``self.assertEqual`` compares
+    tensors as ``assert_close`` does). Statements in a class the code defines stay: ``self``
+    there is not the test."""
+    classes = [
+        (node.lineno, node.end_lineno or node.lineno)
+        for node in ast.walk(ast.parse(code))
+        if isinstance(node, ast.ClassDef)
+    ]
+
+    def pick(node: ast.stmt) -> list[str] | None:
+        if any(start <= node.lineno <= end for start, end in classes):
+            return None
+        return _assertion(code, node)
+
+    return replace_statements(code, pick)

@@ -53,6 +53,8 @@ class Gate:
 
     device: str | None = None
     notes: list[str] = field(default_factory=list)
+    oracle: str | None = None  # the oracle that decided the verdict the test is written from
+    force: bool = False  # --force: a weaker test is written, with a note, instead of refused
 
 
 def missing_device(verdict: ReproVerdict) -> str | None:
@@ -63,6 +65,12 @@ def missing_device(verdict: ReproVerdict) -> str | None:
     # The verdict line names the deciding oracle first ("[device] device cuda is not …").
     detail = _ORACLE_TAG.sub("", verdict.detail.removeprefix("CANNOT_RUN: "))
     return next((d for text, d in _NO_DEVICE.items() if detail.startswith(text)), None)
+
+
+def oracle_of(verdict: ReproVerdict) -> str | None:
+    """The oracle a verdict line names ("[crash] the process was killed by SIGFPE")."""
+    found = _ORACLE_TAG.match(verdict.detail.removeprefix(f"{verdict.word}: "))
+    return found.group(0).strip()[1:-1] if found else None
 
 
 def recorded_verdicts(root: Path, script: Path) -> Verdicts | None:
@@ -122,8 +130,12 @@ def judge(verdicts: Verdicts, force: bool) -> Gate:
     found = verdicts.found
     said = "; ".join(f"{v.device}: {v.word} {v.detail}".strip() for v in found) or "no verdict"
     where = f"(latest verdict, from {verdicts.origin}: {said})"
-    if any(v.word == "REPRODUCED" for v in found):
-        return Gate(notes=[f"the repro REPRODUCED {where}: the test fails until the fix"])
+    reproduced = [v for v in found if v.word == "REPRODUCED"]
+    if reproduced:
+        return Gate(
+            notes=[f"the repro REPRODUCED {where}: the test fails until the fix"],
+            oracle=oracle_of(reproduced[0]),
+        )
     ran = [v for v in found if not missing_device(v)]
     devices = [d for d in map(missing_device, found) if d]
     if devices and not ran:
@@ -131,13 +143,14 @@ def judge(verdicts: Verdicts, force: bool) -> Gate:
     if ran and all(v.word == "NOT_REPRODUCED" for v in ran):
         before = verdicts.reproduced_before
         return Gate(
+            oracle=oracle_of(ran[0]),
             notes=[
                 f"the repro REPRODUCED in run record {before}, and no longer {where}: the test "
                 "passes with the fix"
                 if before
                 else f"the repro does not reproduce here {where}: check that the test fails "
                 "without your fix"
-            ]
+            ],
         )
     if force:
         return Gate(notes=[f"written with --force from a repro that did not reproduce {where}"])
