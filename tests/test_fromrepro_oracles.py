@@ -8,14 +8,18 @@ from __future__ import annotations
 
 import ast
 import json
+import signal
 import subprocess
+import sys
+import unittest
 from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 
 from contribkit.core.errors import BadInput
-from contribkit.testgen.oracles import literal, quoted_output_body, strip_runtime
+from contribkit.testgen.oracles import crash_body, literal, quoted_output_body, strip_runtime
 from contribkit.testgen.tidy import as_assertions
 from tests.conftest import RunCli
 from tests.test_test_command import pytest_file, run_file
@@ -238,3 +242,52 @@ def test_raise_checks_become_assertions() -> None:
         "y = f()\nself.assertFalse(y.isnan().any(), 'nan in y')\n"
         "class Helper:\n    def check(self):\n        assert self.ok\n"
     )
+
+
+def test_a_quantized_crash_test_runs_the_code_under_every_engine() -> None:
+    # Only qnnpack "crashes" here: the test must still fail, naming the engine.
+    code = (
+        "import os, signal\nimport torch\n"
+        'if torch.backends.quantized.engine == "qnnpack":\n'
+        "    os.kill(os.getpid(), signal.SIGFPE)\n"
+    )
+    body = crash_body(code, "#1 is back: killed by ", uses_device=False, engines=True)
+    assert "for engine in torch.backends.quantized.supported_engines:" in body.code
+    method = "def check(self):\n" + "".join(f"    {line}\n" for line in body.code.splitlines())
+
+    class Case(unittest.TestCase):
+        pass
+
+    scope: dict[str, Any] = {"torch": torch, "signal": signal, "subprocess": subprocess, "sys": sys}
+    exec(compile(method, "<test>", "exec"), scope)
+    with pytest.raises(AssertionError, match=r"killed by SIGFPE \(quantized engine qnnpack\)"):
+        scope["check"](Case())
+    calm = crash_body("import torch\n", "#1 is back: killed by ", uses_device=False, engines=True)
+    method = "def check(self):\n" + "".join(f"    {line}\n" for line in calm.code.splitlines())
+    exec(compile(method, "<test>", "exec"), scope)
+    scope["check"](Case())  # no engine crashes: the test passes
+
+
+def repl_error_issue(number: int, call: str) -> dict[str, Any]:
+    body = (
+        "## 🐛 Describe the bug\n\n```\n>>> import torch\n>>> " + call + "\n"
+        "Traceback (most recent call last):\n"
+        '  File "<stdin>", line 1, in <module>\n'
+        "RuntimeError: narrow(): length must be non-negative.\n```\n"
+    )
+    return issue(number, "narrow with a negative length", body)
+
+
+@pytest.mark.slow
+def test_a_signature_test_from_a_repl_transcript_has_no_runtime_calls(
+    fork_repo: Path, run_cli: RunCli
+) -> None:
+    # The repro echoes the transcript's expression (`_repro.echo(...)`); the test must not.
+    broken, _ = generated(
+        make_test(fork_repo, run_cli, repl_error_issue(9401, "torch.ones(4).narrow(0, 1, -1)")),
+        fork_repo,
+    )
+    text = broken.read_text()
+    assert "_repro" not in text and "torch.ones(4).narrow(0, 1, -1)" in text
+    direct = run_file(broken)
+    assert direct.returncode != 0 and "is back" in direct.stderr, direct.stderr[-3000:]

@@ -24,6 +24,7 @@ from contribkit.testgen.oracles import (
     has_oracle_evidence,
     pick_oracle,
     quoted_output_body,
+    strip_runtime,
 )
 from contribkit.testgen.pyedit import ImportSpec, block_at_column_zero, indent_block, rename
 from contribkit.testgen.rewrite import (
@@ -207,6 +208,8 @@ def repro_spec(
     oracle = _oracle(src, gate)
     code, hoisted, uses_device, notes = _test_code(src, dynamo, requires_cuda, oracle != "crash")
     signature = meta.get("signature_parts") if src.check is None and oracle is None else None
+    if oracle is None:
+        code = strip_runtime(code)[0]  # the repro's echo and mark calls are not the test's
     check = (
         indent_block(as_assertions(rename(src.check, "DEVICE", "device")), "    ")
         if src.check
@@ -318,7 +321,8 @@ def _oracle_body(
         return assert_body(code, where)
     if oracle == "crash":
         prefix = f"{ref} is back: the code crashes the process again: killed by "
-        return crash_body(code, prefix, uses_device)
+        quantized = bool((src.meta.get("evidence") or {}).get("quantized"))
+        return crash_body(code, prefix, uses_device, engines=quantized)
     return quoted_output_body(code, src.meta.get("evidence") or {}, where, force)
 
 

@@ -90,32 +90,50 @@ def assert_body(code: str, where: str) -> OracleBody:
 
 
 # -- a process crash ---------------------------------------------------------------------------
-def crash_body(code: str, fail_prefix: str, uses_device: bool) -> OracleBody:
+def crash_body(code: str, fail_prefix: str, uses_device: bool, engines: bool = False) -> OracleBody:
     """Run the code in a child Python: the test fails when a signal kills it (the crash), and
-    passes when it ends, cleanly or with a Python exception."""
+    passes when it ends, cleanly or with a Python exception. With ``engines`` (quantized code,
+    whose kernels differ by engine), once under each quantized engine this torch supports."""
     code = strip_runtime(code)[0].strip("\n")  # prints stay: printing a value may be the crash
     lines = [python_literal(line) for line in code.splitlines()]
     if uses_device:
         lines.insert(0, 'f"device = {device!r}"')
+    run = 'subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)'
+    fail = [
+        "self.fail(",
+        f"    {python_literal(fail_prefix)}",
+        "    + signal.Signals(-child.returncode).name",
+        *(['    + f" (quantized engine {engine})"'] if engines else []),
+        '    + "\\n"',
+        "    + child.stderr[-2000:]",
+        ")",
+    ]
+    check = [f"child = {run}", "if child.returncode < 0:", *(f"    {line}" for line in fail)]
+    if engines:
+        lines[:0] = ['f"torch.backends.quantized.engine = {engine!r}"']
+        lines[:0] = ['"import torch"']
     body = [
         "# The issue's code, in a child process: a crash kills the child, not the test run.",
-        'code = "\\n".join(',
-        "    [",
-        *(f"        {line}," for line in lines),
-        "    ]",
-        ")",
-        'child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)',
-        "if child.returncode < 0:",
-        "    self.fail(",
-        f"        {python_literal(fail_prefix)}",
-        "        + signal.Signals(-child.returncode).name",
-        '        + "\\n"',
-        "        + child.stderr[-2000:]",
-        "    )",
+        *(["for engine in torch.backends.quantized.supported_engines:"] if engines else []),
+        *(
+            f"{'    ' if engines else ''}{line}"
+            for line in [
+                'code = "\\n".join(',
+                "    [",
+                *(f"        {line}," for line in lines),
+                "    ]",
+                ")",
+                *check,
+            ]
+        ),
     ]
+    if engines:
+        body.insert(2, '    if engine == "none":')
+        body.insert(3, "        continue")
     checks = (
-        "Fails while the code crashes the process (a signal, as the issue reports); passes "
-        "when it ends, with or without a Python exception."
+        "Fails while the code crashes the process (a signal, as the issue reports)"
+        + (", under any quantized engine" if engines else "")
+        + "; passes when it ends, with or without a Python exception."
     )
     return OracleBody("\n".join(body) + "\n", checks, list(_SUBPROCESS))
 
