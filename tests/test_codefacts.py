@@ -141,6 +141,32 @@ def test_printed_eager_and_compiled_results_are_compared() -> None:
     assert random_inputs.comparison is None  # fresh random inputs cannot be compared
 
 
+def test_compile_vs_eager_calls_are_kept_for_when_the_code_raises() -> None:
+    """The calls that compute both sides, compiled first, and only for the same arguments."""
+    named = analyse(
+        "import torch\ndef f(x):\n    return x.cos()\nfast = torch.compile(f)\n"
+        "x = torch.ones(4)\nref = f(x)\nout = fast(x)\ntorch.testing.assert_close(out, ref)\n"
+    )
+    assert named.comparison and named.comparison.calls == ("fast(x)", "f(x)")
+    printed = analyse(
+        "import torch\ndef g(a, k):\n    return a * k\na = torch.ones(2)\n"
+        "print(g(a, k=3))\nprint(torch.compile(g)(a, k=3))\n"
+    )
+    assert printed.comparison and printed.comparison.calls == (
+        "torch.compile(g)(a, k=3)",
+        "g(a, k=3)",
+    )
+    other_inputs = analyse(
+        "import torch\ndef f(x):\n    return x\nfast = torch.compile(f)\nx = torch.ones(2)\n"
+        "y = torch.zeros(2)\nref = f(x)\nout = fast(y)\ntorch.testing.assert_close(out, ref)\n"
+    )
+    assert other_inputs.comparison and other_inputs.comparison.calls is None
+    no_compile = analyse(
+        "import torch\na = torch.ones(2)\nb = torch.ones(2)\nassert torch.allclose(a, b)\n"
+    )
+    assert no_compile.comparison and no_compile.comparison.calls is None
+
+
 def test_import_aliases_are_resolved() -> None:
     """`import torch as th`, `from torch import compile`: the same facts as the plain names."""
     facts = analyse(

@@ -64,6 +64,8 @@ class Comparison:
     expected: str
     style: str  # "allclose", "equal", "assert_close"
     keywords: dict[str, str] = field(default_factory=dict)  # rtol/atol/equal_nan as source text
+    # compile-vs-eager: the calls that compute the two sides, compiled first (``opt(x)``, ``f(x)``)
+    calls: tuple[str, str] | None = None
 
 
 @dataclass
@@ -307,6 +309,67 @@ def _module_names(tree: ast.Module) -> set[str]:
 
 
 def _find_comparison(
+    tree: ast.Module, compiled: dict[str, str], aliases: dict[str, str]
+) -> Comparison | None:
+    found = _comparison(tree, compiled, aliases)
+    if found is not None:
+        found.calls = _compile_pair(tree, found, compiled, aliases)
+    return found
+
+
+def _compile_pair(
+    tree: ast.Module, comparison: Comparison, compiled: dict[str, str], aliases: dict[str, str]
+) -> tuple[str, str] | None:
+    """The calls that compute a compile-vs-eager comparison's sides, compiled first: ``opt(x)``
+    (or ``torch.compile(f)(x)``) and ``f(x)`` with the same arguments, either written in the
+    comparison or assigned once, at module level, to the names it compares; None otherwise."""
+    assigned: dict[str, list[ast.expr]] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target = stmt.targets[0]
+            if isinstance(target, ast.Name):
+                assigned.setdefault(target.id, []).append(stmt.value)
+    sites = []
+    for source in (comparison.actual, comparison.expected):
+        node = ast.parse(source, mode="eval").body
+        if isinstance(node, ast.Name) and len(assigned.get(node.id, [])) == 1:
+            node = assigned[node.id][0]
+        site = _call_site(node, compiled, aliases)
+        if site is None:
+            return None
+        sites.append(site)
+    (fn_a, args_a, compiled_a, call_a), (fn_b, args_b, compiled_b, call_b) = sites
+    if fn_a != fn_b or args_a != args_b or compiled_a == compiled_b:
+        return None
+    return (call_a, call_b) if compiled_a else (call_b, call_a)
+
+
+def _call_site(
+    node: ast.expr, compiled: dict[str, str], aliases: dict[str, str]
+) -> tuple[str, str, bool, str] | None:
+    """``(function, arguments, compiled?, call source)`` of ``f(...)``, ``opt(...)`` where
+    ``opt = torch.compile(f)``, or ``torch.compile(f)(...)``; None for anything else."""
+    if not isinstance(node, ast.Call):
+        return None
+    func = node.func
+    if (
+        isinstance(func, ast.Call)
+        and qualified(func.func, aliases) == "torch.compile"
+        and func.args
+    ):
+        fn, is_compiled = dotted(func.args[0]), True
+    elif dotted(func) in compiled:
+        fn, is_compiled = compiled[dotted(func)], True
+    else:
+        fn, is_compiled = dotted(func), False
+    if not fn:
+        return None
+    args = [ast.unparse(a) for a in node.args]
+    args += [f"{kw.arg or '*'}={ast.unparse(kw.value)}" for kw in node.keywords]
+    return fn, ", ".join(args), is_compiled, ast.unparse(node)
+
+
+def _comparison(
     tree: ast.Module, compiled: dict[str, str], aliases: dict[str, str]
 ) -> Comparison | None:
     module_names = _module_names(tree)

@@ -124,9 +124,10 @@ def gather_evidence(
         name = "compile-vs-eager" if facts.uses_compile else "compare"
         found["check_oracle"] = name
         ev.oracles.append(name)
-        ev.why.append(
-            f"the code compares {facts.comparison.actual} with {facts.comparison.expected}"
-        )
+        why = f"the code compares {facts.comparison.actual} with {facts.comparison.expected}"
+        if facts.comparison.calls and parsed.signature is None:
+            why += "; should the code raise, an error in eager alone (compiled returns) reproduces"
+        ev.why.append(why)
     code_text = parsed.code
     if facts.uses_compile and _FULLGRAPH.search(code_text) and _ERROR_WORDS.search(text):
         found["graph_break"] = True

@@ -203,6 +203,7 @@ def _render_script(spec: ReproSpec) -> str:
         code=spec.code.text,
         check=spec.check,
         check_args=spec.check_args,
+        differential=spec.differential,
         future=spec.code.edited.future,
         evidence=spec.evidence.runtime,
         timeout=spec.timeout,

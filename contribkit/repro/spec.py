@@ -86,6 +86,15 @@ class ReproSpec:
         return check_arguments(comparison) if comparison else ""
 
     @property
+    def differential(self) -> tuple[str, str] | None:
+        """The compiled and eager calls the script compares should the issue's code raise: only
+        where the code compares the two and the issue reports no error of its own."""
+        comparison = self.facts.comparison
+        if comparison is None or self.signature is not None or not self.code.runs:
+            return None
+        return comparison.calls
+
+    @property
     def edits(self) -> list[str]:
         """The edit actions made to the issue's code, in order (the device rewrite first)."""
         rewrite = [n for n in self.code.notes if n.startswith("Device rewrite")]

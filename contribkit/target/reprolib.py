@@ -76,6 +76,31 @@ class _Tee:
         return getattr(self._stream, name)
 
 
+def _is_code_error(exc: BaseException) -> bool:
+    """The snippet itself is broken (a name it lacks, a module not installed), not torch."""
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    return bool(names & set(_CODE_ERRORS)) or isinstance(exc, ImportError)
+
+
+def eager_only_error(compiled: Callable[[], Any], eager: Callable[[], Any]) -> Optional[str]:
+    """What differs when ``eager()`` raises a torch error and ``compiled()``, called on the same
+    inputs, returns a value; None when both raise, both return, or eager's error is the code's."""
+    try:
+        eager()
+        return None
+    except Exception as exc:
+        if _is_code_error(exc):
+            return None
+        error = describe(exc)
+    try:
+        compiled()
+    except Exception:
+        return None
+    return ("eager raises " + error + ", but torch.compile returns a value on the same inputs")[
+        :300
+    ]
+
+
 class Repro:
     """Drives one repro script: options, time limit, device checks, seeds, exactly one verdict.
 
@@ -116,6 +141,7 @@ class Repro:
         self._marks: List["tuple[int, int]"] = []
         self._argv: List[str] = []
         self._started = 0.0
+        self._differential: "Optional[tuple[Callable[[], Any], Callable[[], Any]]]" = None
 
     # -- start ------------------------------------------------------------------------
     def start(self, argv: Optional[List[str]] = None) -> str:
@@ -278,6 +304,20 @@ class Repro:
         if value is not None:
             print(repr(value))
 
+    def differential(self, compiled: Callable[[], Any], eager: Callable[[], Any]) -> None:
+        """The calls a compile-vs-eager issue compares, for when its code raises: see
+        :func:`eager_only_error`."""
+        self._differential = (compiled, eager)
+
+    def _diverges(self, exc: BaseException) -> "Optional[tuple[str, str, str]]":
+        """REPRODUCED when the issue's code raised and, on the same inputs, eager raises while
+        the compiled call returns: torch.compile disagrees with eager, the issue's complaint.
+        Only for issues that report no error of their own (a different error is not theirs)."""
+        if self._differential is None or self.signature or _is_code_error(exc):
+            return None
+        found = eager_only_error(*self._differential)
+        return ("REPRODUCED", found, "compile-vs-eager") if found else None
+
     def run_tests(self, *cases: Any) -> None:
         """Run unittest cases the issue defines; a failure raises AssertionError."""
         import unittest
@@ -312,6 +352,9 @@ class Repro:
             detail = "check failed: " + (normalise_message(str(exc)) or "assertion")
             self.verdict("REPRODUCED", detail, oracle)
         except Exception as exc:
+            judged = self._diverges(exc)
+            if judged is not None:
+                self.verdict(*judged)
             self.verdict("CANNOT_RUN", "check() raised " + describe(exc))
         self.verdict("NOT_REPRODUCED", "check passed on " + self.device, oracle)
 
@@ -455,6 +498,8 @@ class Repro:
             os._exit(130)  # aborts a `git bisect run`, as an interruption should
         traceback.print_exception(exc_type, exc, tb)
         verdict, detail, oracle = self.classify(exc)
+        if verdict == "CANNOT_RUN":
+            verdict, detail, oracle = self._diverges(exc) or (verdict, detail, oracle)
         if verdict == "NOT_REPRODUCED" and oracle == "crash":
             self._no_crash(detail)
         self.verdict(verdict, detail, oracle)
