@@ -117,3 +117,38 @@ def test_no_differential_when_the_issue_reports_an_error_of_its_own(tmp_path: Pa
     assert "_repro.differential(" not in script.read_text()
     code, line = run(script, "compiled")
     assert code == 125 and "different error" in line, line
+
+
+# -- REPL transcripts pasted without a fence ---------------------------------------------------
+
+UNFENCED_REPL = """
+    ## 🐛 Bug
+
+    `round` sends halves to the even neighbour; I expected them to go up.
+
+    ## To Reproduce
+    >>> import torch
+    >>> x = torch.tensor([0.5, 1.5, 2.5])
+    >>> r = x.round()
+    >>> r, r.dtype
+    (tensor([0., 2., 2.]), torch.float32)
+
+    ## Environment
+
+    PyTorch version: 1.0.0
+"""
+
+
+def test_an_unfenced_transcript_is_read_as_code_and_output() -> None:
+    """`>>>` lines outside a fence are a blockquote to markdown, but a transcript to a reader."""
+    parsed = parse_issue(Issue(title="round", body=md(UNFENCED_REPL), number=7, labels=[]))
+    assert parsed.code.startswith("import torch\nx = torch.tensor([0.5, 1.5, 2.5])\n")
+    assert "r, r.dtype\n#: (tensor([0., 2., 2.]), torch.float32)" in parsed.transcript
+
+
+def test_a_tuple_echo_prints_one_tuple_as_the_repl_did(tmp_path: Path) -> None:
+    script = write_script(tmp_path, UNFENCED_REPL)
+    assert "_repro.echo((r, r.dtype))" in script.read_text()
+    code, line = run(script)
+    assert code == 1, line
+    assert line.startswith("contribkit-verdict: REPRODUCED [quoted-output]"), line

@@ -207,8 +207,10 @@ def _mark_outputs(tree: ast.Module, lines: list[str], result: EditedCode) -> lis
             assert isinstance(stmt, ast.Expr)
             value = stmt.value
             assert value.end_lineno is not None and value.end_col_offset is not None
-            inserts[(value.end_lineno, value.end_col_offset)] = ")"
-            prefix = "_repro.echo("
+            # `b, c` echoes one tuple, as the REPL does: not two arguments
+            paren = "(" if isinstance(value, ast.Tuple) else ""
+            inserts[(value.end_lineno, value.end_col_offset)] = ")" + paren.replace("(", ")")
+            prefix = "_repro.echo(" + paren
             echoed += 1
         if shown is not None:
             unit = len(result.units) + 1

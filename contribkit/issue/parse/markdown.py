@@ -15,6 +15,7 @@ from contribkit.issue.parse.scan import Block, Prose, Scan, parse_python
 from contribkit.issue.parse.signature import is_header
 from contribkit.issue.parse.transcripts import (
     drop_non_code_lines,
+    has_prompts,
     has_statements,
     is_printed_output,
 )
@@ -237,9 +238,13 @@ class _Reader:
         for prose in self.scan.prose:
             if prose.heading or prose.role in NOT_PROGRAM_ROLES or not prose.raw.strip():
                 continue
-            code = drop_non_code_lines(_dedent(prose.raw.split("\n")))
-            tree = parse_python(code)
             line = prose.line + 1
+            raw = prose.raw.split("\n")
+            if has_prompts([r.strip() for r in raw]):  # `>>>` lines: a blockquote to markdown
+                found += self._unfenced_transcript(prose, raw)
+                continue
+            code = drop_non_code_lines(_dedent(raw))
+            tree = parse_python(code)
             if tree is not None and has_statements(tree):
                 block = CodeBlock("python", code, "", self.scan.source, line)
                 self.scan.blocks.append(Block(block, prose.role, prose.section, False))
@@ -252,6 +257,15 @@ class _Reader:
                 f"the {self.scan.source} has no code fences; read Python from plain text at"
                 f" line {', '.join(map(str, found))}"
             )
+
+    def _unfenced_transcript(self, prose: Prose, raw: list[str]) -> list[int]:
+        """A REPL transcript pasted as plain text, read as a fenced one is: code and output."""
+        pieces = classify(_dedent(raw), "")
+        for piece in pieces:
+            line = prose.line + piece.offset + 1
+            block = CodeBlock(piece.kind, piece.text, "", self.scan.source, line)
+            self.scan.blocks.append(Block(block, prose.role, prose.section, False))
+        return [prose.line + 1] if any(p.kind == "repl" for p in pieces) else []
 
 
 def _inline_text(token: Token) -> str:
