@@ -446,6 +446,13 @@ def test_determinism_runs_the_code_twice_with_the_same_seeds(tmp_path: Path) -> 
     assert last.endswith(
         "NOT_REPRODUCED [determinism] two runs with the same seeds printed the same 1 line(s)"
     )
+    # The difference the issue shows is inside one run: two equal runs do not clear it.
+    within = DETERMINISM.format(noise="0").replace(
+        'print("sum", torch.randn(4).sum() + noise)',
+        "a = torch.ones(4).sum()\n    b = torch.ones(4).sum()\n    print(a - b)",
+    )
+    code, last = run(script_for(tmp_path / "c", issue(within)))
+    assert code == 125 and "compares results within one run" in last
 
 
 def test_recompile_and_determinism_oracles_are_explained(tmp_path: Path) -> None:

@@ -153,6 +153,8 @@ def gather_evidence(
         )
     if _NONDETERMINISM.search(text) and not _EXPECTS_ERROR.search(text):
         found["determinism"] = True
+        if _compares_within(edited):  # two equal runs do not clear a difference inside one
+            found["determinism_within"] = True
         ev.oracles.append("determinism")
         ev.why.append(
             "the issue reports results that differ between runs: the code runs twice, in child"
@@ -207,6 +209,40 @@ def _allowed_recompiles(text: str) -> int:
             count = int(word) if word.isdigit() else _WORD_COUNT[word]
             said.add(max(count + offset, 0))
     return said.pop() if len(said) == 1 else 0
+
+
+# Calls that compare two results, and calls that repeat nothing worth comparing.
+_COMPARING = ("allclose", "isclose", "equal", "assert_close", "assertEqual", "assert_allclose")
+_NOT_REPEATS = {"print", "len", "str", "repr", "range", "float", "int", "torch.manual_seed"}
+
+
+def _compares_within(edited: EditedCode) -> bool:
+    """The code looks for the difference inside one run: a loop, a comparison of two results
+    (``allclose``, ``==``, a subtraction), or the same call made twice with the same arguments;
+    then two runs that print the same do not show the difference is gone."""
+    tree = parse_code(edited.text)
+    if tree is None:
+        return True
+    seen: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.comprehension)):
+            return True
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub):
+            return True
+        if isinstance(node, ast.Compare) and any(
+            isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)) for op in node.ops
+        ):
+            return True
+        if isinstance(node, ast.Call):
+            name = dotted(node.func)
+            if name.rsplit(".", 1)[-1] in _COMPARING:
+                return True
+            if name and name not in _NOT_REPEATS:
+                key = ast.dump(node)
+                if key in seen:
+                    return True
+                seen.add(key)
+    return False
 
 
 def _repeats(edited: EditedCode) -> bool:

@@ -202,6 +202,9 @@ class Repro:
                 if run == 1:
                     print("contribkit: running the code again to compare", file=sys.stderr)
             verdict, detail = judge_runs(runs[0], runs[1])
+        if verdict == "NOT_REPRODUCED" and self.evidence.get("determinism_within"):
+            verdict = "CANNOT_RUN"
+            detail += ", but the code compares results within one run: read what it printed"
         self.verdict(verdict, detail, "determinism" if verdict != "CANNOT_RUN" else "")
 
     def _child(self, env: Dict[str, str], deadline: float) -> int:
