@@ -291,3 +291,19 @@ def test_a_signature_test_from_a_repl_transcript_has_no_runtime_calls(
     assert "_repro" not in text and "torch.ones(4).narrow(0, 1, -1)" in text
     direct = run_file(broken)
     assert direct.returncode != 0 and "is back" in direct.stderr, direct.stderr[-3000:]
+
+
+def test_an_expected_value_stated_in_prose_becomes_the_assertion() -> None:
+    code = (
+        "import torch\nx = torch.tensor([-0.0, 1.0])\n"
+        "print(torch.signbit(x).tolist())\nprint(torch.signbit(x.cumsum(0)).tolist())\n"
+    )
+    units = [{"id": 0, "actual": ["[True, False]", "[False, False]"], "expected": None}]
+    prose = "The sign is lost: the second line should also be `[True, False]` (see `cumsum`)."
+    body = quoted_output_body(code, {"units": units}, "repro", expected_text=prose)
+    assert "self.assertEqual(torch.signbit(x.cumsum(0)).tolist(), [True, False])" in body.code
+    assert "states in prose" in body.notes[0]
+    # Two values that could each be either line's: nothing pairs up, so it is refused as before.
+    vague = "It should be `[True, True]` or `[False, True]`."
+    with pytest.raises(BadInput, match="not the output it expects"):
+        quoted_output_body(code, {"units": units}, "repro", expected_text=vague)

@@ -224,11 +224,12 @@ def test_commented_out_output_goes_and_explanations_stay() -> None:
         "# Output:\n"
         "#   2.0\n"
         "y = x  # tensor(2.)\n"
+        "z = y  # the same storage\n"
         's = """\n# tensor(1.)\n"""\n'
         "# RuntimeError: boom\n"
     )
     assert drop_output_comments(code) == (
-        "# make the input\nx = torch.ones(2)\nprint(x.sum())\ny = x  # tensor(2.)\n"
+        "# make the input\nx = torch.ones(2)\nprint(x.sum())\ny = x\nz = y  # the same storage\n"
         's = """\n# tensor(1.)\n"""\n'
     )
 

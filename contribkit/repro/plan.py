@@ -239,6 +239,7 @@ def meta_document(spec: ReproSpec) -> dict[str, Any]:
         # What the oracles compare at run time (Repro's evidence=): the quoted output units
         # (id, where, actual and expected lines), the crash flag, the issue's own checks.
         "evidence": spec.evidence.runtime,
+        "expected_text": spec.parsed.expected,  # the expected behaviour, as it says it
         "to_add": spec.evidence.to_add,
         "timeout_s": spec.timeout,
         "comparison": asdict(facts.comparison) if facts.comparison else None,

@@ -323,7 +323,10 @@ def _oracle_body(
         prefix = f"{ref} is back: the code crashes the process again: killed by "
         quantized = bool((src.meta.get("evidence") or {}).get("quantized"))
         return crash_body(code, prefix, uses_device, engines=quantized)
-    return quoted_output_body(code, src.meta.get("evidence") or {}, where, force)
+    evidence, stated = src.meta.get("evidence") or {}, src.meta.get("expected_text")
+    return quoted_output_body(
+        code, evidence, where, force, stated if isinstance(stated, str) else None
+    )
 
 
 def _oracle(src: ReproSource, gate: Gate) -> str | None:

@@ -303,18 +303,74 @@ def _pairs(
     return pairs
 
 
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+
+
+def _form(source: str) -> object:
+    """What kind of value a literal is, to pair an expected value with a printed one: a
+    sequence (its length and element kinds), a tensor (the form of its data) or a scalar."""
+    node = ast.parse(source, mode="eval").body
+    if isinstance(node, ast.Call):  # torch.tensor(data, ...) or torch.Size(...)
+        return (
+            "call",
+            ast.unparse(node.func),
+            _form(ast.unparse(node.args[0])) if node.args else None,
+        )
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return ("seq", len(node.elts), tuple(_form(ast.unparse(e)) for e in node.elts))
+    if isinstance(node, ast.Constant) and isinstance(node.value, bool):
+        return "bool"
+    return "number"
+
+
+def prose_expectation(
+    text: str | None, reported: list[tuple[Shown, str]]
+) -> tuple[Shown, str] | None:
+    """The one printed statement whose value the issue's expected-behaviour prose states in
+    code (`` `[True, False]` ``): a literal of the same form as the value the issue reports for
+    it, and a different one. None unless exactly one statement and one value pair up."""
+    candidates = {c.strip() for c in _CODE_SPAN.findall(text or "")}
+    values = {c: parsed[0] for c in candidates if (parsed := literal(c)) is not None}
+    found: dict[int, set[str]] = {}
+    for index, (_, got) in enumerate(reported):
+        parsed = literal(got)
+        if parsed is None:
+            continue
+        for text_value, source in values.items():
+            if _form(source) == _form(parsed[0]) and source != parsed[0]:
+                found.setdefault(index, set()).add(text_value)
+    if len(found) != 1:
+        return None
+    ((index, matched),) = found.items()
+    return (reported[index][0], matched.pop()) if len(matched) == 1 else None
+
+
 def quoted_output_body(
-    code: str, evidence: dict[str, Any], where: str, force: bool = False
+    code: str,
+    evidence: dict[str, Any],
+    where: str,
+    force: bool = False,
+    expected_text: str | None = None,
 ) -> OracleBody:
-    """The printed values asserted equal to the output the issue expects; where it quotes only
-    the reported output, the last printed value is asserted to differ from it: a weak test
-    (the reported output may even be right, the bug elsewhere), written only with ``force``,
-    and the notes and the docstring say so."""
+    """The printed values asserted equal to the output the issue expects (quoted as output, or
+    else stated in code in its expected-behaviour prose, see :func:`prose_expectation`); where
+    it quotes only the reported output, the last printed value is asserted to differ from it:
+    a weak test (the reported output may even be right, the bug elsewhere), written only with
+    ``force``, and the notes and the docstring say so."""
     _, shown = strip_runtime(code)
     units = [u for u in evidence.get("units") or [] if isinstance(u, dict)]
     pairs = _pairs(shown, units, where)
     expected = [(s, want[0]) for s, _, want in pairs if want]
     notes: list[str] = []
+    stated = None
+    if not expected:
+        stated = prose_expectation(expected_text, [(s, got[0]) for s, got, _ in pairs if got])
+    if stated is not None:
+        expected = [stated]
+        notes.append(
+            f"the expected value of `{stated[0].expr}` is the one the issue states in prose,"
+            f" `{stated[1]}`: check that it is the right one"
+        )
     if expected:
         lines = {s.start: _assertion(s, text, True) for s, text in expected}
         checks = "Fails while the code's values differ from the output the issue expects."

@@ -45,6 +45,7 @@ VALUE_CALLS = {
 # traceback or error line, "Output:", a prompt, a bare value.
 _OUTPUT = re.compile(
     r"^#+\s*(?:tensor\(|Tensor\(|array\(|torch\.Size\(|Parameter containing|\[+\s*[-+]?[\d.]"
+    r"|\[+\s*(?:True|False|None|nan|inf)\b"
     r"|[-+]?\d+(?:\.\d*)?(?:e[-+]?\d+)?\s*[,)\]]*\s*$|Traceback|File \"|[\w.]*(?:Error|Exception)\b"
     r"|(?:Output|Outputs|Result|Results|Prints?|Out)\s*(?:\[\d*\])?\s*:|>>>"
     r"|(?:True|False|nan|inf|None)\s*$|grad_fn=|device=)",
@@ -151,16 +152,25 @@ def drop_no_op_expressions(code: str) -> str:
 
 def drop_output_comments(code: str) -> str:
     """Runs of whole-line comments that show output (tensors, numbers, tracebacks, "Output:")
-    go; comments that explain stay."""
+    go, and so do such comments at the end of a line of code (``print(x)  # tensor([1.])``);
+    comments that explain stay."""
     keep = string_continuation_lines(code)
     comment_lines: set[int] = set()
+    trailing: dict[int, int] = {}  # line -> the column its output comment starts at
     try:
         for token in tokenize.generate_tokens(io.StringIO(code).readline):
-            if token.type == tokenize.COMMENT and not token.line[: token.start[1]].strip():
+            if token.type != tokenize.COMMENT:
+                continue
+            if not token.line[: token.start[1]].strip():
                 comment_lines.add(token.start[0])
+            elif _OUTPUT.match(token.string.strip()):
+                trailing[token.start[0]] = token.start[1]
     except (tokenize.TokenError, SyntaxError):
         return code
     lines = source_lines(code)
+    for number, column in trailing.items():
+        line = lines[number - 1]
+        lines[number - 1] = line[:column].rstrip() + line[len(line.rstrip("\r\n")) :]
     drop: set[int] = set()
     run: list[int] = []
     for number in [*range(1, len(lines) + 1), 0]:
