@@ -453,6 +453,19 @@ def test_determinism_runs_the_code_twice_with_the_same_seeds(tmp_path: Path) -> 
     )
     code, last = run(script_for(tmp_path / "c", issue(within)))
     assert code == 125 and "compares results within one run" in last
+    # Set order (str hashes) is the same in both runs; a difference below the 4 decimals a
+    # tensor prints with still shows.
+    hashed = DETERMINISM.format(noise="0").replace(
+        'print("sum", torch.randn(4).sum() + noise)',
+        'print("names", sorted(["fc"]), list({"conv1", "bn1", "fc"}))',
+    )
+    code, last = run(script_for(tmp_path / "d", issue(hashed)))
+    assert code == 0 and "NOT_REPRODUCED [determinism]" in last, last
+    tiny = DETERMINISM.format(noise='int.from_bytes(os.urandom(2), "little") * 1e-9').replace(
+        "torch.randn(4).sum()", "torch.ones(1, dtype=torch.float64)"
+    )
+    code, last = run(script_for(tmp_path / "e", issue(tiny)))
+    assert code == 1 and "REPRODUCED [determinism]" in last, last
 
 
 def test_recompile_and_determinism_oracles_are_explained(tmp_path: Path) -> None:
@@ -469,3 +482,14 @@ def test_recompile_and_determinism_oracles_are_explained(tmp_path: Path) -> None
     assert any("runs twice" in why for why in meta["oracles_why"])
     error = issue("Non-deterministic op: use_deterministic_algorithms should raise here.\n")
     assert "determinism" not in build_spec(error, parse_issue(error), "d").evidence.oracles
+    # A missing recompile (stale results) is the opposite bug: counting recompiles would
+    # invert the verdict, so the oracle stays out; "should not recompile" is the usual kind.
+    code = "import torch\nf = torch.compile(lambda x: x)\nf(1)\nf(2)"
+    for wants in (
+        "It does not recompile when the scale changes; it should recompile.",
+        "The compiled function returns stale results after the attribute changes.",
+    ):
+        assert "recompiles" not in spec_of(code, wants).evidence.oracles, wants
+    assert (
+        "recompiles" in spec_of(code, "It should not recompile, but it recompiles").evidence.oracles
+    )

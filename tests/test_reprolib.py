@@ -11,6 +11,7 @@ from contribkit.target.reprojudge import (
     printed_signature,
     signature_matches,
 )
+from contribkit.target.reprolib import eager_only_error
 
 
 class BackendCompilerFailed(RuntimeError):
@@ -107,3 +108,21 @@ def test_equal_runs_need_values_that_the_computation_gives() -> None:
     assert judge_runs(["done"], ["done"])[0] == "CANNOT_RUN"  # nothing computed is printed
     within = judge_runs(["out tensor(1.)", "out tensor(2.)"], ["out tensor(1.)", "out tensor(2.)"])
     assert within[0] == "CANNOT_RUN" and "within one run" in within[1]
+
+
+def test_eager_running_out_of_memory_is_no_divergence() -> None:
+    def eager() -> None:
+        raise RuntimeError(
+            "[enforce fail at alloc_cpu.cpp:117] DefaultCPUAllocator: can't allocate memory"
+        )
+
+    def oom() -> None:
+        raise MemoryError
+
+    def rejects() -> None:
+        raise RuntimeError("index 5 is out of bounds for dimension 0 with size 3")
+
+    assert eager_only_error(lambda: 1, eager) is None
+    assert eager_only_error(lambda: 1, oom) is None
+    found = eager_only_error(lambda: 1, rejects)
+    assert found is not None and "out of bounds" in found

@@ -40,6 +40,19 @@ _GRAPH_BREAKS = re.compile(r"\bgraph[\s_-]?breaks?\b", re.I)
 _RECOMPILES = re.compile(
     r"\brecompil|\bcache_size_limit\b|\brecompile_limit\b|\bguard[\s_-]?failures?\b", re.I
 )
+# A missing recompile (a guard that should have fired, a stale result) is the opposite bug:
+# counting recompiles would invert the verdict.
+_WANTS_RECOMPILE = re.compile(
+    r"\b(?:should|must|expected?\s+to|needs?\s+to|ought\s+to)\s+(?:be\s+)?recompil"
+    r"|\b(?:does\s*n[o']t|did\s*n[o']t|do\s*n[o']t|never|not|no|without|fails?\s+to|failed\s+to)"
+    r"\s+(?:\w+\s+)?recompil"
+    r"|\bstale\b|\bmissing\s+guards?\b|\bguards?\s+(?:is|are)\s+missing\b",
+    re.I,
+)
+# "It should not recompile (but does)" is the excessive kind: not a wish for a recompile.
+_SHOULD_NOT_RECOMPILE = re.compile(
+    r"\b(?:should|must|would)(?:\s+not|n't)\s+(?:\w+\s+)?recompil\w*", re.I
+)
 # An error on recompile is the bug, not the recompiles: other oracles judge it.
 _RAISES = re.compile(r"\b(?:errors?|exceptions?|raises?|raised|throws?|thrown)\b", re.I)
 _COUNT = r"(once|one|twice|two|three|\d+)(?:\s+times?)?"
@@ -143,6 +156,7 @@ def gather_evidence(
         facts.uses_compile
         and _RECOMPILES.search(text)
         and not _RAISES.search(text)
+        and not _WANTS_RECOMPILE.search(_SHOULD_NOT_RECOMPILE.sub("", text))
         and "set_stance" not in code_text  # a stance decides what a recompile does
     ):
         found["recompiles"] = {"allowed": _allowed_recompiles(text), "repeats": _repeats(edited)}

@@ -228,11 +228,16 @@ def judge_recompiles(
     return "CANNOT_RUN", said + "; " + why + ": compare with the issue"
 
 
-_TIMING = re.compile(r"\b(?:time|took|elapsed|seconds?|sec|ms|it/s|speed|latency)\b", re.I)
+_TIMING = re.compile(
+    r"\b(?:time|took|elapsed|seconds?|sec|ms|it/s|speed|latency"  # timings; first-run-only lines:
+    r"|download(?:ing|ed)?|already\s+downloaded|cach(?:e|ed|ing))\b",
+    re.I,
+)
 
 
 def comparable_lines(lines: List[str]) -> List[str]:
-    """Printed lines two runs should share: timings dropped, addresses masked."""
+    """Printed lines two runs should share: timings and download/cache notes dropped, addresses
+    masked."""
     return [_ADDRESS.sub("<addr>", line) for line in lines if not _TIMING.search(line)]
 
 

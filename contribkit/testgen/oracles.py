@@ -98,7 +98,12 @@ def crash_body(code: str, fail_prefix: str, uses_device: bool, engines: bool = F
     lines = [python_literal(line) for line in code.splitlines()]
     if uses_device:
         lines.insert(0, 'f"device = {device!r}"')
-    run = 'subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)'
+    # Seeded as the repro seeds its code (a crash may need the same random input); a hang
+    # ends the test, not the test run.
+    lines[:0] = ['"import random, torch"', '"random.seed(0)"', '"torch.manual_seed(0)"']
+    run = (
+        'subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)'
+    )
     fail = [
         "self.fail(",
         f"    {python_literal(fail_prefix)}",
@@ -110,8 +115,7 @@ def crash_body(code: str, fail_prefix: str, uses_device: bool, engines: bool = F
     ]
     check = [f"child = {run}", "if child.returncode < 0:", *(f"    {line}" for line in fail)]
     if engines:
-        lines[:0] = ['f"torch.backends.quantized.engine = {engine!r}"']
-        lines[:0] = ['"import torch"']
+        lines[3:3] = ['f"torch.backends.quantized.engine = {engine!r}"']
     body = [
         "# The issue's code, in a child process: a crash kills the child, not the test run.",
         *(["for engine in torch.backends.quantized.supported_engines:"] if engines else []),
@@ -223,8 +227,10 @@ def literal(text: str) -> tuple[str, str] | None:
                 return None
         elif not isinstance(node, _LITERAL_NODES):
             return None
-        if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes, complex)):
-            return None
+        if isinstance(node, ast.Constant) and (
+            isinstance(node.value, (str, bytes, complex)) or node.value is Ellipsis
+        ):
+            return None  # text, or torch's summarised print ("...") that holds no values
     return source, _tolerance(source)
 
 
@@ -258,7 +264,9 @@ def _assertion(shown: Shown, text: str, equal: bool) -> str:
     parsed = literal(text)
     if parsed is not None:
         source, tolerance = parsed
-        return f"self.{how}({', '.join(filter(None, [shown.expr, source, tolerance]))})"
+        # A quoted value shows no dtype unless printed with one: the values are what count.
+        loose = "" if "dtype=" in source else "exact_dtype=False"
+        return f"self.{how}({', '.join(filter(None, [shown.expr, source, tolerance, loose]))})"
     flat = " ".join(text.split())
     value = f'" ".join({shown.form}({shown.expr}).split())'
     return f"self.{how}({value}, {python_literal(flat)})"
@@ -330,7 +338,11 @@ def prose_expectation(
     code (`` `[True, False]` ``): a literal of the same form as the value the issue reports for
     it, and a different one. None unless exactly one statement and one value pair up."""
     candidates = {c.strip() for c in _CODE_SPAN.findall(text or "")}
-    values = {c: parsed[0] for c in candidates if (parsed := literal(c)) is not None}
+    values = {
+        c: parsed[0]
+        for c in candidates
+        if (parsed := literal(c)) is not None and _form(parsed[0]) not in ("number", "bool")
+    }  # a bare number in backticks ("batch size `1`") is too often something else
     found: dict[int, set[str]] = {}
     for index, (_, got) in enumerate(reported):
         parsed = literal(got)
