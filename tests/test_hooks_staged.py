@@ -285,3 +285,94 @@ def test_nothing_is_set_aside_when_nothing_is_unstaged(run_cli: RunCli, fork_rep
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "set aside" not in proc.stdout + proc.stderr
     assert not (fork / ".git" / "contribkit").exists() or patches_left(fork) == []
+
+
+def test_files_git_is_told_not_to_look_at_keep_their_edits(
+    run_cli: RunCli, fork_repo: Path
+) -> None:
+    """Local edits in files marked --assume-unchanged or --skip-worktree are in no patch, so
+    setting the unstaged changes aside must not check them out."""
+    fork = init(run_cli, fork_repo)
+    hidden = {"torch/_dynamo/eval_frame.py": "--assume-unchanged", "c10/core/Device.h": ""}
+    hidden["c10/core/Device.h"] = "--skip-worktree"
+    for rel, flag in hidden.items():
+        git("update-index", flag, rel, cwd=fork)
+        (fork / rel).write_text(f"# a local edit git is told to ignore ({flag})\n")
+    target = fork / "torch" / "nn" / "functional.py"
+    target.write_text(CLEAN)
+    git("add", "torch/nn/functional.py", cwd=fork)
+    target.write_text(LEFTOVER)
+    proc = commit(fork)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    assert "set aside" in out and "CK301" not in out
+    for rel, flag in hidden.items():
+        assert (fork / rel).read_text() == f"# a local edit git is told to ignore ({flag})\n"
+    assert target.read_text() == LEFTOVER
+    assert committed(fork, "torch/nn/functional.py") + "\n" == CLEAN
+    assert patches_left(fork) == []
+
+
+def test_a_checks_edits_elsewhere_survive_putting_your_changes_back(
+    run_cli: RunCli, fork_repo: Path, tmp_path: Path
+) -> None:
+    """A check rewrites the file you have unstaged changes in (so the patch must be applied again
+    over the staged version) and also edits another file: only the first gives way."""
+    fork = init(run_cli, fork_repo, "--lintrunner")
+    env = lintrunner_that(
+        fork,
+        tmp_path,
+        'echo "# reformatted" > "$1"; echo "# the check\'s edit" >> torch/_dynamo/eval_frame.py',
+    )
+    target = fork / "torch" / "nn" / "functional.py"
+    target.write_text(CLEAN)
+    git("add", "torch/nn/functional.py", cwd=fork)
+    target.write_text(CLEAN + "# mine, unstaged\n")
+    proc = commit(fork, env)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    assert "the checks changed files that have unstaged changes" in out
+    assert out.rstrip().endswith("contribkit: unstaged changes put back")
+    assert target.read_text() == CLEAN + "# mine, unstaged\n"
+    other = (fork / "torch" / "_dynamo" / "eval_frame.py").read_text()
+    assert other == "def optimize():\n    return None\n# the check's edit\n"
+    assert patches_left(fork) == []
+
+
+def test_file_names_that_look_like_patterns_are_taken_literally(
+    run_cli: RunCli, fork_repo: Path
+) -> None:
+    """As a pathspec, ``a[1].py`` also matches ``a1.py``: names are taken as they are."""
+    fork = init(run_cli, fork_repo)
+    body = "def f():\n    return 1\n"
+    for rel in ("torch/a[1].py", "torch/a1.py", "torch/*.py"):
+        (fork / rel).write_text(body)
+    git("add", "torch", cwd=fork)
+    git("commit", "-q", "--no-verify", "-m", "[nn] Add files", cwd=fork)
+    # a[1].py and *.py: staged, with unstaged edits (in the patch); a1.py: an edit git ignores
+    for rel in ("torch/a[1].py", "torch/*.py"):
+        (fork / rel).write_text(body + "\n\ndef g():\n    return 2\n")
+        git("--literal-pathspecs", "add", rel, cwd=fork)
+        (fork / rel).write_text(body + "\n\ndef g():\n    return 3\n")
+    git("update-index", "--assume-unchanged", "torch/a1.py", cwd=fork)
+    (fork / "torch" / "a1.py").write_text(body + "# local\n")
+    # functiona[l].py: intent to add, beside the staged file its pattern matches
+    (fork / "torch" / "nn" / "functiona[l].py").write_text(body)
+    git("--literal-pathspecs", "add", "-N", "torch/nn/functiona[l].py", cwd=fork)
+    (fork / "torch" / "nn" / "functional.py").write_text(CLEAN)
+    git("add", "torch/nn/functional.py", cwd=fork)
+    proc = commit(fork)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    assert "set aside" in out
+    shown = git("show", "--name-status", "--format=", "HEAD", cwd=fork).splitlines()
+    assert sorted(shown) == ["M\ttorch/*.py", "M\ttorch/a[1].py", "M\ttorch/nn/functional.py"]
+    assert committed(fork, "torch/nn/functional.py") + "\n" == CLEAN
+    for rel in ("torch/a[1].py", "torch/*.py"):
+        assert committed(fork, rel).endswith("return 2")
+        assert (fork / rel).read_text() == body + "\n\ndef g():\n    return 3\n"
+    assert (fork / "torch" / "a1.py").read_text() == body + "# local\n"
+    assert (fork / "torch" / "nn" / "functiona[l].py").read_text() == body
+    assert "torch/nn/functiona[l].py" in git("ls-files", cwd=fork).splitlines()  # still -N
+    assert git("diff", "--cached", "--name-only", cwd=fork) == ""
+    assert patches_left(fork) == []
