@@ -166,3 +166,23 @@ def test_run_init_and_debug_work_with_a_latin1_exclude(run_cli: RunCli, fork_rep
     data = exclude.read_bytes()
     assert data.startswith(b"# r\xe9pertoire de travail\n")
     assert b"/dbg.*" in data and b"/.contribkit/" in data
+
+
+def test_paths_are_literal_and_split_over_calls(
+    fork_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """git_on_paths: ``a[1].py`` names that file alone, and a long list takes several calls."""
+    monkeypatch.setattr(gitcmd, "PATHS_PER_CALL", 40)
+    names = [f"torch/file_{i:02}.py" for i in range(9)] + ["torch/a[1].py", "torch/*.py"]
+    for name in [*names, "torch/a1.py", "torch/b.py"]:
+        (fork_repo / name).write_text("committed\n")
+    git("add", "torch", cwd=fork_repo)
+    git("commit", "-q", "-m", "files", cwd=fork_repo)
+    for name in [*names, "torch/a1.py", "torch/b.py"]:
+        (fork_repo / name).write_text("edited\n")
+    gitcmd.git_on_paths("checkout", paths=names)
+    assert [(fork_repo / name).read_text() for name in names] == ["committed\n"] * len(names)
+    assert (fork_repo / "torch" / "a1.py").read_text() == "edited\n"
+    assert (fork_repo / "torch" / "b.py").read_text() == "edited\n"
+    with pytest.raises(gitcmd.GitError):
+        gitcmd.git_on_paths("checkout", paths=["torch/a?.py"])  # no such file: not a pattern

@@ -99,6 +99,26 @@ def git_lean_bytes(*args: str) -> bytes:
     return data
 
 
+# characters of paths on one command line: Windows allows 32,767 in all
+PATHS_PER_CALL = 30_000
+
+
+def git_on_paths(*args: str, paths: Sequence[str]) -> None:
+    """``git --literal-pathspecs ARGS -- PATHS``: each path as it is named, never a pattern
+    (``a[1].py`` does not match ``a1.py``), in as many calls as keep each command line within
+    any system's limit. GitError when one fails."""
+    batch: list[str] = []
+    size = 0
+    for path in paths:
+        if batch and size + len(path) + 1 > PATHS_PER_CALL:
+            git("--literal-pathspecs", *args, "--", *batch)
+            batch, size = [], 0
+        batch.append(path)
+        size += len(path) + 1
+    if batch:
+        git("--literal-pathspecs", *args, "--", *batch)
+
+
 def repo_root(cwd: Path | str | None = None) -> Path | None:
     """The top of the work tree containing ``cwd``, or None outside a repository."""
     from pathlib import Path
