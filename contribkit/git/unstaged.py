@@ -3,14 +3,18 @@ being committed (as pre-commit and prek do for their hooks).
 
 Not every check can be given the staged content instead of the file: contribkit-lintrunner runs
 lintrunner, whose linters read the work tree. So, as pre-commit does: the unstaged changes are
-written as a binary patch under the git dir (``.git/contribkit/unstaged-*.patch``), the files are
-checked out from the index, the checks run, and the patch is applied again, on every way out
-(an exception, Ctrl-C, SIGTERM or SIGHUP; signals are ignored while it is applied). When a check
-edited a file the patch touches, the check's edits are undone and the patch applied again. The
-patch is removed only once applied; if it cannot be, it stays, the runner says where and how to
-apply it, and the commit is refused. Intent-to-add files (``git add -N``) are taken out of the
-index meanwhile and put back after. When nothing is unstaged (the usual commit), this costs two
-git commands and starts no others. Standard library only.
+written as a binary patch under the git dir (``.git/contribkit/unstaged-*.patch``), the files the
+patch holds, and only those, are checked out from the index, the checks run, and the patch is
+applied again, on every way out (an exception, Ctrl-C, SIGTERM or SIGHUP; after the first signal
+the others are ignored, so none can cut the putting back short). When a check edited a file the
+patch touches, the check's edits in those files are undone and the patch applied again; its
+edits elsewhere stay. No other file is touched: a local edit git is told not to see
+(``update-index --assume-unchanged`` or ``--skip-worktree``) is in no patch, and ``checkout -- .``
+would destroy it. Paths are given to git literally (``--literal-pathspecs``: ``a[1].py`` is not
+a pattern). The patch is removed only once applied; if it cannot be, it stays, the runner says
+where and how to apply it, and the commit is refused. Intent-to-add files (``git add -N``) are
+taken out of the index meanwhile and put back after. When nothing is unstaged (the usual commit),
+this costs two git commands and starts no others. Standard library only.
 """
 
 from __future__ import annotations
@@ -30,8 +34,9 @@ if TYPE_CHECKING:
 
 PATCH_FOLDER = "contribkit"  # under the git dir, with init's other files
 PATCH_PREFIX = "unstaged-"
-# as pre-commit: a submodule.recurse=1 setting would make checkout discard nested changes
-CHECKOUT = ("-c", "submodule.recurse=0", "checkout", "--", ".")
+# as pre-commit: a submodule.recurse=1 setting would make checkout discard nested changes; the
+# paths (the patch's) follow, literally (cmd.git_on_paths)
+CHECKOUT = ("-c", "submodule.recurse=0", "checkout")
 SIGNALS = ("SIGTERM", "SIGHUP")  # SIGINT raises KeyboardInterrupt already
 
 
@@ -44,10 +49,35 @@ def unstaged_patch() -> bytes:
 
 
 def intent_to_add() -> list[str]:
-    out = gitcmd.git_lean(
+    out = gitcmd.git_lean_bytes(
         "diff", "--no-ext-diff", "--ignore-submodules", "--diff-filter=A", "--name-only", "-z"
     )
-    return [name for name in out.split("\0") if name]
+    return [os.fsdecode(name) for name in out.split(b"\0") if name]
+
+
+def patch_paths(patch: str) -> list[str]:
+    """The paths the saved patch changes, as git reads them from it (no quoting to undo; names
+    that are not UTF-8 survive, as ``os.fsdecode`` gives them)."""
+    out = gitcmd.git_lean_bytes("apply", "--numstat", "-z", patch)
+    fields = [os.fsdecode(field) for field in out.split(b"\0")]
+    paths: dict[str, None] = {}  # in order, once each
+    i = 0
+    while i < len(fields):
+        parts = fields[i].split("\t", 2)  # added, deleted, path
+        i += 1
+        if len(parts) < 3:
+            continue
+        if parts[2]:
+            paths[parts[2]] = None
+        else:  # a rename (diff-index finds none unless asked): the old path, the new one
+            paths.update(dict.fromkeys(name for name in fields[i : i + 2] if name))
+            i += 2
+    return list(paths)
+
+
+def checkout(paths: list[str]) -> None:
+    """The index's versions of ``paths``, and of no other file, into the work tree."""
+    gitcmd.git_on_paths(*CHECKOUT, paths=paths)
 
 
 def _say(message: str) -> None:
@@ -56,6 +86,11 @@ def _say(message: str) -> None:
 
 
 def _interrupted(signum: int, frame: FrameType | None) -> None:
+    """One signal stops the checks; any after it are ignored, so that none can cut short the
+    putting back that the first one started."""
+    import signal
+
+    _handle_signals(signal.SIG_IGN)
     raise KeyboardInterrupt
 
 
@@ -91,14 +126,15 @@ def _apply(patch: str) -> str | None:
             return str(exc)
 
 
-def put_back(patch: str, shown: str) -> bool:
-    """Apply the saved patch again (undoing the checks' edits if they are in its way) and
-    remove it; if it cannot be applied, keep it and say how to apply it by hand."""
+def put_back(patch: str, shown: str, paths: list[str]) -> bool:
+    """Apply the saved patch again (undoing the checks' edits in ``paths``, the patch's, if they
+    are in its way) and remove it; if it cannot be applied, keep it and say how to apply it by
+    hand."""
     problem = _apply(patch)
     if problem is not None:
-        _say("the checks changed files that have unstaged changes; their edits are undone")
+        _say("the checks changed files that have unstaged changes; their edits to those are undone")
         try:
-            gitcmd.git(*CHECKOUT)
+            checkout(paths)
         except gitcmd.GitError as exc:
             problem = str(exc)
         else:
@@ -143,23 +179,29 @@ def on_staged_content(git_dir: str, run: Callable[[], int]) -> int:
     try:
         added = intent_to_add()
         if added:
-            gitcmd.git("rm", "--cached", "-q", "--", *added)
+            gitcmd.git_on_paths("rm", "--cached", "-q", paths=added)
             patch = unstaged_patch()
         try:
             if not patch:
                 return run()
             path = _save(git_dir, patch)
+            try:
+                paths = patch_paths(path)
+            except BaseException:
+                os.unlink(path)  # nothing is set aside yet
+                raise
             shown = os.path.relpath(path)
             _say(f"unstaged changes set aside in {shown}: the checks see what is staged")
             try:
-                gitcmd.git(*CHECKOUT)
+                checkout(paths)
                 code = run()
+                _handle_signals(signal.SIG_IGN)  # from here no signal may skip putting back
             finally:
-                _handle_signals(signal.SIG_IGN)  # a second Ctrl-C must not stop this
-                restored = put_back(path, shown)
+                _handle_signals(signal.SIG_IGN)  # (after an exception too)
+                restored = put_back(path, shown, paths)
         finally:
             if added:
-                gitcmd.git("add", "--intent-to-add", "--", *added)
+                gitcmd.git_on_paths("add", "--intent-to-add", paths=added)
     finally:
         _restore_signals(previous)
     return code if restored else max(code, 1)
