@@ -50,6 +50,12 @@ _RANDOM_CALL = re.compile(
     r"shuffle|choice|sample|Linear|Conv\dd|ConvTranspose\dd|LSTM|GRU|RNN|Embedding|"
     r"MultiheadAttention|Bilinear)$"
 )
+# Calls whose values differ between runs and machines, seeded or not: clocks, addresses, memory.
+_VOLATILE_CALL = re.compile(
+    r"(?:^|\.)(?:time|perf_counter|perf_counter_ns|monotonic|process_time|time_ns|timeit|now"
+    r"|id|data_ptr|untyped_storage|getrusage|memory_info|memory_allocated|max_memory_allocated"
+    r"|memory_reserved|get_traced_memory|virtual_memory|getpid|hash)$"
+)
 _SEEDS = re.compile(r"(?:manual_seed|random\.seed|np\.random\.seed|numpy\.random\.seed)$")
 _ASSERT_CALL = re.compile(
     r"(?:^|\.)(?:assert_close|assert_allclose|assert_equal|assert_array_equal|"
@@ -82,7 +88,7 @@ def edit_code(code: str) -> EditedCode:
     spans += _hoist_future(tree, lines, result)
     spans += _mark_outputs(tree, lines, result)
     calls = _uncalled(tree, loaded, result)
-    _own_checks(tree, loaded | {c.split("(")[0] for c in calls}, result)
+    _own_checks(tree, loaded | {c.split("(")[0] for c in calls}, result, lines)
     _randomness(tree, result)
     imports = [KNOWN_IMPORTS[n] for n in sorted(loaded - bound - _BUILTINS) if n in KNOWN_IMPORTS]
     if imports:
@@ -257,9 +263,12 @@ def _uncalled(tree: ast.Module, loaded: set[str], result: EditedCode) -> list[st
     return calls
 
 
-def _own_checks(tree: ast.Module, reachable: set[str], result: EditedCode) -> None:
+def _own_checks(
+    tree: ast.Module, reachable: set[str], result: EditedCode, lines: list[str]
+) -> None:
     """Whether the code checks its result itself (assert, assert_close, ``if ...: raise X``) on
-    a path that runs: at top level, or in a function or class that is used."""
+    a path that runs: at top level, or in a function or class that is used. An assert whose
+    comment says it passes (``# passes, but ...``) shows the bug, so it checks nothing."""
     stack: list[ast.AST] = list(tree.body)
     while stack:
         node = stack.pop()
@@ -267,7 +276,10 @@ def _own_checks(tree: ast.Module, reachable: set[str], result: EditedCode) -> No
             if node.name in reachable or isinstance(node, ast.ClassDef):
                 stack.extend(node.body)
             continue
-        if _is_check(node):
+        if _is_check(node) and not _PASSES.search(_comment(lines, node)):
+            result.own_checks = True
+        elif isinstance(node, ast.Call) and dotted(node.func) == "pytest.raises":
+            result.check_raises.append("Failed")  # pytest's "DID NOT RAISE"
             result.own_checks = True
         elif isinstance(node, ast.If) and node in tree.body:
             for inner in node.body:
@@ -278,6 +290,22 @@ def _own_checks(tree: ast.Module, reachable: set[str], result: EditedCode) -> No
                         result.check_raises.append(name)
                         result.own_checks = True
         stack.extend(ast.iter_child_nodes(node))
+
+
+_PASSES = re.compile(
+    r"\b(?:pass(?:es|ed)?|succeeds?|succeeded|holds?|works?|ok|fine|true|no\s+error)\b", re.I
+)
+
+
+def _comment(lines: list[str], node: ast.AST) -> str:
+    """The comment at the end of ``node``'s first line ("" where none)."""
+    number = getattr(node, "lineno", 0)
+    line = lines[number - 1] if 0 < number <= len(lines) else ""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(line.strip() + "\n").readline))
+    except (tokenize.TokenError, SyntaxError):
+        return ""
+    return " ".join(t.string for t in tokens if t.type == tokenize.COMMENT)
 
 
 def _is_check(node: ast.AST) -> bool:
@@ -295,7 +323,8 @@ def _randomness(tree: ast.Module, result: EditedCode) -> None:
     names = [dotted(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)]
     result.uses_random = any(_RANDOM_CALL.search(name) for name in names if name)
     seeded = any(_SEEDS.search(name) for name in names if name)
-    result.deterministic = not result.uses_random or seeded
+    volatile = any(_VOLATILE_CALL.search(name) for name in names if name)
+    result.deterministic = (not result.uses_random or seeded) and not volatile
     if result.uses_random:
         result.edits.append("seed random, torch and numpy with 0 before the code runs")
 

@@ -81,6 +81,46 @@ _EXPECTS_ERROR = re.compile(
 )
 
 
+# "error" as a size, not an exception: "the relative error is 0.5", "max error: 1e-3".
+_NUMERIC_ERROR = re.compile(
+    r"\b(?:relative|absolute|abs|max(?:imum)?|mean|average|avg|numerical|numeric|rounding"
+    r"|round-?off|approximation|precision|quantization|truncation|squared|reconstruction"
+    r"|floating[\s-]point|accumulated|accumulation|L[12]|rel|total|tolerance|timeout|time-?out)"
+    r"[\s_-]+errors?\b|\berrors?\s+(?:of|is|was|between|against|vs\.?|compared|tolerance|\d)",
+    re.I,
+)
+# An error that is absent ("there is no error", "without an error"): not a reported failure.
+_NO_ERROR = re.compile(
+    r"\b(?:no|without(?:\s+(?:an?|any))?|not\s+(?:an?|any))\s+(?:\w+\s+)?"
+    r"(?:errors?|exceptions?|failures?)\b",
+    re.I,
+)
+# The bug is an error that is missing, or the code is too slow: a clean run shows nothing.
+_MISSING_ERROR = re.compile(
+    r"\bsilently\b|\b(?:should|expected?\s+to|supposed\s+to|ought\s+to)\s+(?:\w+\s+)?"
+    r"(?:raise|throw|error|fail|warn)|\b(?:does\s*n[o']t|did\s*n[o']t|never)\s+"
+    r"(?:raise|throw|error|fail)|\bDID NOT RAISE\b",
+    re.I,
+)
+_PERFORMANCE = re.compile(
+    r"\b(?:slow(?:er|ly|ness|down)?|faster|speed(?:up)?|performance|latency|throughput"
+    r"|memory\s+(?:leak|usage|grows|increases)|leaks?|OOM|out\s+of\s+memory)\b",
+    re.I,
+)
+_COMMENT = re.compile(r"#[^\n]*")
+
+
+def reports_error(text: str, code: str) -> bool:
+    """The issue says the code fails with an error (in its prose or the code's comments), so
+    that a clean run does not reproduce it: not an error that is missing, not a numerical
+    error ("the max error is 0.5"), not "no error", and not a slowness or memory report."""
+    said = f"{text}\n" + "\n".join(_COMMENT.findall(code))
+    if _MISSING_ERROR.search(said) or _PERFORMANCE.search(said):
+        return False
+    said = _NO_ERROR.sub(" ", _NUMERIC_ERROR.sub(" ", said))
+    return bool(_ERROR_WORDS.search(said))
+
+
 @dataclass
 class Evidence:
     runtime: dict[str, Any] = field(default_factory=dict)  # the script's ``evidence=``
@@ -114,6 +154,11 @@ def gather_evidence(
     if parsed.signature is not None:
         ev.oracles.append("signature")
         ev.why.append(f"the issue reports the error {parsed.signature}")
+        unseen = unseen_frame(issue.body if isinstance(issue.body, str) else "", parsed.code)
+        if unseen:  # a clean run then says nothing of the failing line
+            found["path_unseen"] = unseen
+        if _swallows(edited, parsed.signature.exc_type):
+            found["catches"] = True
     units = list(edited.units)
     program = _program_unit(parsed)
     if program is not None:
@@ -174,7 +219,7 @@ def gather_evidence(
             "the issue reports results that differ between runs: the code runs twice, in child"
             " processes with the same seeds, and what it prints is compared"
         )
-    if parsed.signature is None and not crash and _ERROR_WORDS.search(f"{text}\n{code_text}"):
+    if parsed.signature is None and not crash and reports_error(text, code_text):
         found["reports_error"] = True
         ev.oracles.append("no-error")
         ev.why.append("the issue reports an error (no traceback): a clean run does not reproduce")
@@ -283,3 +328,46 @@ def _repeats(edited: EditedCode) -> bool:
                 compiled.add(name.rsplit(".", 1)[0])
             calls[name] = calls.get(name, 0) + 1
     return any(calls.get(name, 0) >= 2 for name in compiled)
+
+
+# A traceback frame of the reporter's own file, and the source line it shows.
+_USER_FRAME = re.compile(
+    r'^[ \t]*File "(?P<file>[^"]+)", line \d+, in [^\n]*\n[ \t]+(?P<src>\S[^\n]*)', re.M
+)
+_LIBRARY = re.compile(r"site-packages|dist-packages|[\\/]lib[\\/]python|[\\/]torch[\\/]|^<")
+
+
+def unseen_frame(body: str, code: str) -> str | None:
+    """The failing line of the issue's traceback, in the reporter's own file, where no line of
+    the issue's code shows it (the snippet is not the program that failed); else None."""
+    wanted = [
+        m["src"].strip()
+        for m in _USER_FRAME.finditer(body)
+        if not _LIBRARY.search(m["file"]) and not set(m["src"].strip()) <= set("^~ ")
+    ]
+    if not wanted:
+        return None
+    have = {_SPACES.sub("", line) for line in code.splitlines() if line.strip()}
+    seen = any(_SPACES.sub("", src) in line for src in wanted for line in have)
+    return None if seen else wanted[-1][:120]
+
+
+_SPACES = re.compile(r"\s+")
+_BROAD = {"", "Exception", "BaseException", "RuntimeError"}
+
+
+def _swallows(edited: EditedCode, exc_type: str) -> bool:
+    """The code catches the reported error (or any error) without raising it again: a clean
+    run may then have hidden it."""
+    tree = parse_code(edited.text)
+    if tree is None:
+        return False
+    caught = _BROAD | {exc_type.rsplit(".", 1)[-1]}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ExceptHandler):
+            continue
+        types = node.type.elts if isinstance(node.type, ast.Tuple) else [node.type]
+        names = {dotted(t).rsplit(".", 1)[-1] if t is not None else "" for t in types}
+        if names & caught and not any(isinstance(n, ast.Raise) for n in ast.walk(node)):
+            return True
+    return False

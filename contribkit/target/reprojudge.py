@@ -139,6 +139,15 @@ def _line_status(got: str, actual: str, expected: Optional[str]) -> str:
     return "changed"
 
 
+_VERSION = re.compile(r"\b\d+\.\d+\.\d+(?:a\d+|rc\d+|\.dev\d+|\+\w+)*\b|\bversion\b", re.I)
+
+
+def volatile_line(line: str) -> bool:
+    """A quoted line that differs between machines and runs whatever the bug: an address, a
+    timing, a version."""
+    return bool(_ADDRESS.search(line) or _TIMING.search(line) or _VERSION.search(line))
+
+
 def compare_unit(
     printed: List[str], actual: Optional[List[str]], expected: Optional[List[str]]
 ) -> List[str]:
@@ -149,7 +158,7 @@ def compare_unit(
         if expected is None:
             return []
         return [
-            "fixed" if status == "same" else "unexpected"
+            {"same": "fixed", "changed": "unexpected"}.get(status, status)
             for status in compare_unit(printed, expected, None)
         ]
     if expected is not None and len(expected) != len(actual):
@@ -157,8 +166,8 @@ def compare_unit(
     width = len(actual)
     if width == 0:
         return ["same" if not printed else "changed"]
-    if len(printed) < width:
-        return ["changed"] * width
+    if len(printed) < width:  # the quote holds more than stdout (a warning, a traceback)
+        return ["missing"] * width
     best: List[str] = []
     for start in range(len(printed) - width + 1):
         window = printed[start : start + width]
@@ -168,7 +177,8 @@ def compare_unit(
         ]
         if not best or sum(s != "changed" for s in statuses) > sum(s != "changed" for s in best):
             best = statuses
-    return best
+    kept = [s for i, s in enumerate(best) if not volatile_line(actual[i])]
+    return kept or ["volatile"]
 
 
 def dynamo_counts() -> "Optional[tuple[int, int, str]]":
@@ -262,11 +272,13 @@ def judge_runs(first: List[str], second: List[str]) -> "tuple[str, str]":
 
 
 def judge_outputs(statuses: List[str], deterministic: bool) -> "Optional[tuple[str, str]]":
-    """A verdict from line statuses, or None when they do not decide."""
-    if not statuses:
-        return None
+    """A verdict from line statuses, or None when they do not decide ("missing": the code
+    printed fewer lines than the issue quotes; "volatile": only addresses, timings, versions)."""
+    statuses = [s for s in statuses if s != "volatile"]
     if "bug" in statuses:
         return "REPRODUCED", "a line still prints the value the issue reports, not the expected one"
+    if not statuses or "missing" in statuses:
+        return None
     if all(s == "fixed" for s in statuses):
         return "NOT_REPRODUCED", "the code prints the values the issue expects"
     if all(s in ("same", "bug") for s in statuses):

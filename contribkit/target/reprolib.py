@@ -146,6 +146,7 @@ class Repro:
         self.device = default_device
         self.as_json = False
         self.exit_requested: List[Any] = []
+        self.skipped: List[str] = []  # unittest tests that skipped
         self._done = False
         self._stdout: Optional[_Tee] = None
         self._stderr: Optional[_Tee] = None
@@ -186,6 +187,7 @@ class Repro:
         sys.excepthook = self._excepthook
         atexit.register(self._at_exit)
         self._wrap_sys_exit()
+        self._record_skips()
         self._check_device()
         self._seed()
         self.mark(0)
@@ -310,6 +312,20 @@ class Repro:
 
         sys.exit = recorded_exit
 
+    def _record_skips(self) -> None:
+        """Note the unittest tests that skip (``skipIf(not HAS_SCIPY)``, no CUDA): a passing
+        run of the others does not show the bug is gone."""
+        import unittest
+
+        real_skip = unittest.TestResult.addSkip
+        skipped = self.skipped
+
+        def recorded_skip(result: Any, test: Any, reason: str) -> None:
+            skipped.append(str(test).split(" ", 1)[0] + " (" + str(reason)[:80] + ")")
+            real_skip(result, test, reason)
+
+        unittest.TestResult.addSkip = recorded_skip  # type: ignore[method-assign,assignment]
+
     # -- helpers the edited code calls -------------------------------------------------
     def mark(self, unit: int) -> None:
         """Output printed from here on belongs to ``unit`` (-1: to none)."""
@@ -421,6 +437,10 @@ class Repro:
                 self.verdict("REPRODUCED", detail, "signature")
         evidence = self.evidence
         if evidence.get("own_checks"):
+            quoted = self._quoted_output() if evidence.get("units") else None
+            if quoted is not None and quoted[0] == "REPRODUCED":  # the asserts miss the bug
+                detail = how + "; the issue's own checks passed, but " + quoted[1]
+                self.verdict("CANNOT_RUN", detail[:300] + ": add an assert on that value")
             self.verdict("NOT_REPRODUCED", how + "; the issue's own checks passed", "assert")
         if evidence.get("units"):
             judged = self._quoted_output()
@@ -429,7 +449,7 @@ class Repro:
         if evidence.get("crash"):
             self._no_crash(how + " without crashing")
         if sig:
-            self.verdict("NOT_REPRODUCED", how + " without " + self._expected(), "signature")
+            self._clean_run(how)
         if evidence.get("graph_breaks"):
             counted = dynamo_counts()
             if counted is not None and counted[1]:
@@ -459,6 +479,24 @@ class Repro:
             how + "; the issue gives nothing to compare with (no traceback, assert or quoted"
             " output): add an assert, or fill in check()",
         )
+
+    def _clean_run(self, how: str) -> NoReturn:
+        """NOT_REPRODUCED by the signature: the code ran to its end without the reported error,
+        unless it may have hidden the error or does not hold the line that failed."""
+        unseen = self.evidence.get("path_unseen")
+        if unseen:
+            self.verdict(
+                "CANNOT_RUN",
+                how + ", but the issue's traceback fails on " + repr(unseen) + ", which its code"
+                " does not hold: add the code that runs that line",
+            )
+        if self.evidence.get("catches"):
+            self.verdict(
+                "CANNOT_RUN",
+                how + " and printed no " + self._expected()[:120] + ", but the code catches"
+                " errors (try/except): remove the try/except, or print the error it catches",
+            )
+        self.verdict("NOT_REPRODUCED", how + " without " + self._expected(), "signature")
 
     def _judge_recompiles(self, how: str) -> None:
         wanted = self.evidence["recompiles"]
@@ -593,6 +631,10 @@ class Repro:
                 + " is available"
             )
             verdict, oracle = "CANNOT_RUN", "device"
+        if verdict == "NOT_REPRODUCED" and self.skipped:
+            detail = "the issue's test skipped here: " + ", ".join(self.skipped)[:200]
+            verdict, oracle = "CANNOT_RUN", ""
+            detail += "; run it where it does not skip, or remove the skip"
         self._done = True
         code = VERDICT_EXIT[verdict]
         sys.stderr.flush()
