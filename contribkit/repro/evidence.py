@@ -187,29 +187,8 @@ def gather_evidence(
             why += "; should the code raise, an error in eager alone (compiled returns) reproduces"
         ev.why.append(why)
     code_text = parsed.code
-    if facts.uses_compile and _FULLGRAPH.search(code_text) and _ERROR_WORDS.search(text):
-        found["graph_break"] = True
-        ev.oracles.append("graph-break")
-        ev.why.append("a fullgraph=True compile the issue says fails: a graph break reproduces it")
-    if facts.uses_compile and not found.get("graph_break") and _GRAPH_BREAKS.search(text):
-        found["graph_breaks"] = True
-        ev.oracles.append("graph-breaks")
-        ev.why.append(
-            "the issue reports graph breaks in a torch.compile: torch._dynamo's counters count them"
-        )
-    if (
-        facts.uses_compile
-        and _RECOMPILES.search(text)
-        and not _RAISES.search(text)
-        and not _WANTS_RECOMPILE.search(_SHOULD_NOT_RECOMPILE.sub("", text))
-        and "set_stance" not in code_text  # a stance decides what a recompile does
-    ):
-        found["recompiles"] = {"allowed": _allowed_recompiles(text), "repeats": _repeats(edited)}
-        ev.oracles.append("recompiles")
-        ev.why.append(
-            "the issue reports recompiles of a torch.compile: torch._dynamo's compilation"
-            f" metrics count them (it allows {found['recompiles']['allowed']})"
-        )
+    if facts.uses_compile:
+        _compile_oracles(ev, found, text, code_text, edited)
     if _NONDETERMINISM.search(text) and not _EXPECTS_ERROR.search(text):
         found["determinism"] = True
         if _compares_within(edited):  # two equal runs do not clear a difference inside one
@@ -234,6 +213,35 @@ def gather_evidence(
             "the output the code prints now and the output it should print",
         ]
     return ev
+
+
+def _compile_oracles(
+    ev: Evidence, found: dict[str, Any], text: str, code_text: str, edited: EditedCode
+) -> None:
+    """The oracles of code that calls torch.compile: graph breaks (fullgraph or counted) and
+    recompiles."""
+    if _FULLGRAPH.search(code_text) and _ERROR_WORDS.search(text):
+        found["graph_break"] = True
+        ev.oracles.append("graph-break")
+        ev.why.append("a fullgraph=True compile the issue says fails: a graph break reproduces it")
+    if not found.get("graph_break") and _GRAPH_BREAKS.search(text):
+        found["graph_breaks"] = True
+        ev.oracles.append("graph-breaks")
+        ev.why.append(
+            "the issue reports graph breaks in a torch.compile: torch._dynamo's counters count them"
+        )
+    if (
+        _RECOMPILES.search(text)
+        and not _RAISES.search(text)
+        and not _WANTS_RECOMPILE.search(_SHOULD_NOT_RECOMPILE.sub("", text))
+        and "set_stance" not in code_text  # a stance decides what a recompile does
+    ):
+        found["recompiles"] = {"allowed": _allowed_recompiles(text), "repeats": _repeats(edited)}
+        ev.oracles.append("recompiles")
+        ev.why.append(
+            "the issue reports recompiles of a torch.compile: torch._dynamo's compilation"
+            f" metrics count them (it allows {found['recompiles']['allowed']})"
+        )
 
 
 def _program_unit(parsed: ParsedIssue) -> dict[str, Any] | None:
