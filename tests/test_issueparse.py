@@ -1171,6 +1171,72 @@ def test_unfenced_code_in_an_old_issue() -> None:
     assert parsed.warnings == ["the body has no code fences; read Python from plain text at line 3"]
 
 
+def test_prose_right_under_an_unfenced_transcript_is_not_its_output() -> None:
+    """A sentence with no blank line before it joins the transcript's paragraph in markdown
+    (a lazy continuation) but is the reporter talking, not what the REPL printed."""
+    body = md(
+        """
+        Summing a bool tensor:
+
+        >>> import torch
+        >>> s = torch.tensor([True, False]).sum()
+        >>> s.dtype
+        torch.int64
+        which is surprising to me, the result should stay bool.
+        >>> s
+        tensor(1)
+        Same with a mask
+        of three values.
+
+        Thanks!
+        """
+    )
+    parsed = parse(body)
+    assert parsed.code == "import torch\ns = torch.tensor([True, False]).sum()\ns.dtype\ns\n"
+    assert parsed.transcript == (
+        "import torch\ns = torch.tensor([True, False]).sum()\n"
+        "s.dtype\n#: torch.int64\ns\n#: tensor(1)\n"
+    )
+
+
+def test_output_that_only_looks_wordy_stays_under_an_unfenced_prompt() -> None:
+    """Values, reprs, messages and tracebacks are output, however many words they hold."""
+    body = md(
+        """
+        Some checks:
+
+        >>> import torch
+        >>> a, b = torch.ones(2), torch.zeros(2)
+        >>> torch.equal(a, a), torch.equal(a, b)
+        (True, False)
+        >>> print(a.is_leaf, a.requires_grad, a.is_cuda)
+        True False False
+        >>> {"device": a.device, "dtype": a.dtype}
+        {'device': device(type='cpu'), 'dtype': torch.float32}
+        >>> torch.nn.Linear(2, 1)
+        Linear(in_features=2, out_features=1, bias=True)
+        >>> print("all done")
+        all done
+        >>> a @ torch.ones(3)
+        Traceback (most recent call last):
+          File "<stdin>", line 1, in <module>
+        RuntimeError: inconsistent tensor size, expected tensor [2] and src [3] to have the
+        same number of elements, but got 2 and 3 elements respectively
+        """
+    )
+    parsed = parse(body)
+    assert "#: (True, False)\n" in parsed.transcript
+    assert "#: True False False\n" in parsed.transcript
+    assert "#: {'device': device(type='cpu'), 'dtype': torch.float32}\n" in parsed.transcript
+    assert "#: Linear(in_features=2, out_features=1, bias=True)\n" in parsed.transcript
+    assert "#: all done\n" in parsed.transcript
+    tracebacks = [b.text for b in parsed.blocks if b.kind == "traceback"]
+    assert len(tracebacks) == 1
+    assert tracebacks[0].endswith("same number of elements, but got 2 and 3 elements respectively")
+    assert parsed.signature is not None
+    assert parsed.signature.exc_type == "RuntimeError"
+
+
 # -- fuzzing -----------------------------------------------------------------------------------
 
 FRAGMENTS = [

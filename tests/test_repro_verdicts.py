@@ -239,6 +239,25 @@ def test_repl_output_still_shown_is_reproduced_and_changed_is_not(tmp_path: Path
 
 
 @pytest.mark.slow
+def test_prose_under_an_unfenced_transcript_is_not_compared(tmp_path: Path) -> None:
+    """The sentence right under the output line (no blank line) is not what the REPL printed."""
+    body = """
+        Summing a bool tensor gives an integer:
+
+        >>> import torch
+        >>> torch.tensor([True, False]).sum().dtype
+        {}
+        which looks wrong to me, it should stay bool.
+
+        Thanks.
+        """
+    code, last = run(script_for(tmp_path / "a", issue(body.format("torch.int64"))))
+    assert code == 1 and last.startswith("contribkit-verdict: REPRODUCED [quoted-output]"), last
+    code, last = run(script_for(tmp_path / "b", issue(body.format("torch.bool"))))
+    assert code == 0 and "NOT_REPRODUCED [quoted-output]" in last, last
+
+
+@pytest.mark.slow
 def test_a_crash_is_judged_from_the_child_process(tmp_path: Path) -> None:
     body = """
         It dies with a segmentation fault.

@@ -14,6 +14,7 @@ from contribkit.issue.parse.classify import classify
 from contribkit.issue.parse.scan import Block, Prose, Scan, parse_python
 from contribkit.issue.parse.signature import is_header
 from contribkit.issue.parse.transcripts import (
+    blank_prose_output,
     drop_non_code_lines,
     has_prompts,
     has_statements,
@@ -259,8 +260,10 @@ class _Reader:
             )
 
     def _unfenced_transcript(self, prose: Prose, raw: list[str]) -> list[int]:
-        """A REPL transcript pasted as plain text, read as a fenced one is: code and output."""
-        pieces = classify(_dedent(raw), "")
+        """A REPL transcript pasted as plain text, read as a fenced one is: code and output
+        (the prose that follows an output line without a blank line is not output)."""
+        lines = blank_prose_output(_dedent(raw).split("\n"))
+        pieces = classify("\n".join(lines), "")
         for piece in pieces:
             line = prose.line + piece.offset + 1
             block = CodeBlock(piece.kind, piece.text, "", self.scan.source, line)

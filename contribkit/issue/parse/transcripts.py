@@ -114,6 +114,67 @@ def repl_pieces(lines: list[str]) -> list[Piece]:
     return pieces
 
 
+# A word of a sentence: letters (an apostrophe or hyphen inside), maybe quoted, in backticks
+# or parentheses, maybe followed by punctuation.
+_PROSE_WORD = re.compile(r"[(\"'`]?[A-Za-z]+(?:['’-][A-Za-z]+)*[`\"')]?[.,;:!?]*")
+_VALUE_WORDS = frozenset(
+    {"True", "False", "None", "nan", "inf", "NaN", "Inf", "cpu", "cuda", "mps", "meta"}
+)
+_SENTENCE_MARK = re.compile(r"[A-Za-z][`\"')]?[.,;:!?](?:\s|$)")
+_MESSAGE_LEAD = re.compile(r"[\w.]*(?:Error|Exception|Warning|Interrupt|Exit)\b")
+
+
+def reads_as_prose(line: str) -> bool:
+    """The line is a sentence, not a value: it starts with a word, at least three in four of
+    its tokens are words (``True``, ``nan`` and the like are values), and it has sentence
+    punctuation or four words or more. Error and warning messages and lines that parse as
+    Python are never prose."""
+    text = line.strip()
+    tokens = text.split()
+    if len(tokens) < 3 or not text[0].isalpha() or _MESSAGE_LEAD.match(text):
+        return False
+    words = [
+        t
+        for t in tokens
+        if _PROSE_WORD.fullmatch(t) and t.strip("(\"'`.,;:!?)") not in _VALUE_WORDS
+    ]
+    if len(words) < 3 or len(words) * 4 < len(tokens) * 3:
+        return False
+    if len(tokens) < 4 and not _SENTENCE_MARK.search(text):
+        return False
+    return parse_python(text) is None
+
+
+def blank_prose_output(lines: list[str]) -> list[str]:
+    """``lines`` with the prose under a prompt's output blanked: from the first line that reads
+    as a sentence up to the next prompt or the traceback in that output (kept whole).
+
+    For transcripts outside a code fence, where a sentence written right under the output
+    (no blank line) joins the transcript's paragraph; line numbers stay as they were.
+    """
+    kept: list[str] = []
+    output: list[str] = []
+
+    def close() -> None:
+        error = error_start(output)
+        end = len(output) if error is None else error
+        cut = next((n for n in range(end) if reads_as_prose(output[n])), end)
+        kept.extend([*output[:cut], *[""] * (end - cut), *output[end:]])
+        output.clear()
+
+    in_statement = False
+    for line in lines:
+        if _prompt_code(line, in_statement) is not None:
+            close()
+            kept.append(line)
+            in_statement = True
+        else:
+            output.append(line)
+            in_statement = False
+    close()
+    return kept
+
+
 def _output_error(lines: list[str]) -> int | None:
     """The line where a traceback starts among the transcript's output lines."""
     output = [(n, line) for n, line in enumerate(lines) if _prompt_code(line, True) is None]
