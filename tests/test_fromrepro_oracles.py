@@ -245,6 +245,29 @@ def test_raise_checks_become_assertions() -> None:
     )
 
 
+def run_as_test_method(body: str, scope: dict[str, Any]) -> None:
+    """``body`` as the method of a real PyTorch TestCase, run once."""
+    from torch.testing._internal.common_utils import TestCase
+
+    method = "def check(self):\n" + "".join(f"    {line}\n" for line in body.splitlines())
+    exec(compile(method, "<test>", "exec"), scope)
+
+    class Case(TestCase):  # type: ignore[misc]  # torch.testing._internal is untyped
+        def runTest(self) -> None:
+            scope["check"](self)
+
+    Case().runTest()
+
+
+def test_an_exact_check_stays_exact_in_pytorchs_testcase() -> None:
+    # `(a - b).abs().max() == 0` is False for a difference of one float32 ulp; the test must fail.
+    check = as_assertions("assert (a - b).abs().max() == 0\nassert a.shape == (1,)\n")
+    a = torch.tensor([1.0])
+    with pytest.raises(AssertionError, match="Scalars are not equal"):
+        run_as_test_method(check, {"a": a, "b": torch.nextafter(a, torch.tensor([2.0]))})
+    run_as_test_method(check, {"a": a, "b": a.clone()})  # no difference: it passes
+
+
 def test_a_quantized_crash_test_runs_the_code_under_every_engine() -> None:
     # Only qnnpack "crashes" here: the test must still fail, naming the engine.
     code = (

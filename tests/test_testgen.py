@@ -251,6 +251,30 @@ def test_the_repros_check_becomes_testcase_assertions() -> None:
     )
 
 
+def test_an_equality_is_exact_unless_both_sides_are_plainly_not_floats() -> None:
+    # assertEqual compares a tensor with 0 within a tolerance: one int side is not enough.
+    check = (
+        "assert (a - b).abs().max() == 0\n"
+        "assert 0.0 == y.sum().item()\n"
+        "assert out == ref\n"
+        "assert len(xs) == 3\n"
+        "assert x.dtype == torch.float32\n"
+        "assert x.shape[0] == n.size(0)\n"
+        "assert str(x.device) == 'cpu'\n"
+        "assert x.is_contiguous() == True\n"
+    )
+    assert as_assertions(check) == (
+        "self.assertEqual((a - b).abs().max(), 0, atol=0, rtol=0)\n"
+        "self.assertEqual(0.0, y.sum().item(), atol=0, rtol=0)\n"
+        "self.assertEqual(out, ref, atol=0, rtol=0)\n"
+        "self.assertEqual(len(xs), 3)\n"
+        "self.assertEqual(x.dtype, torch.float32)\n"
+        "self.assertEqual(x.shape[0], n.size(0))\n"
+        "self.assertEqual(str(x.device), 'cpu')\n"
+        "self.assertEqual(x.is_contiguous(), True, atol=0, rtol=0)\n"
+    )
+
+
 def test_no_ops_and_random_numbers() -> None:
     assert drop_no_ops("device = device\nx = 1\ny = y; z = 2\n") == "x = 1\ny = y; z = 2\n"
     draws = {

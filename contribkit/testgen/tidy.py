@@ -235,22 +235,61 @@ def _assertion(code: str, node: ast.stmt) -> list[str] | None:
 
 
 _NOT_FLOAT_ATTRS = {"shape", "dtype", "device", "ndim", "layout", "is_cuda", "requires_grad"}
-_NOT_FLOAT_CALLS = {"len", "size", "dim", "numel", "str", "repr", "type", "isinstance"}
+_NOT_FLOAT_CALLS = {
+    "len",
+    "size",
+    "dim",
+    "numel",
+    "str",
+    "repr",
+    "type",
+    "isinstance",
+    "int",
+    "bool",
+    "torch.Size",
+}
+_DTYPES = {
+    "bool",
+    "uint8",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "long",
+    "int",
+    "float16",
+    "half",
+    "bfloat16",
+    "float32",
+    "float",
+    "float64",
+    "double",
+    "complex64",
+    "complex128",
+}
 
 
 def _may_be_float(pair: list[ast.expr]) -> bool:
-    """Neither side is plainly something other than a float (an int, a shape, a dtype…)."""
+    """Either side may be a float (or a tensor of them): only two sides that are both plainly
+    something else (ints, shapes, dtypes, lengths, strings, bools…) compare without ``atol=0,
+    rtol=0``. One plain side is not enough: ``assertEqual(tensor(2.4e-07), 0)`` passes within
+    the default tolerance though ``==`` is False."""
 
     def plain(node: ast.expr) -> bool:
         if isinstance(node, ast.Constant):
-            return not isinstance(node.value, float)
+            return not isinstance(node.value, (float, complex))
+        if isinstance(node, ast.UnaryOp):
+            return plain(node.operand)
         if isinstance(node, (ast.Tuple, ast.List)):
             return all(plain(e) for e in node.elts)
+        if isinstance(node, ast.Subscript):  # x.shape[0]
+            return plain(node.value)
         if isinstance(node, ast.Attribute):
-            return node.attr in _NOT_FLOAT_ATTRS
+            torch_dtype = isinstance(node.value, ast.Name) and node.value.id == "torch"
+            return node.attr in _NOT_FLOAT_ATTRS or (torch_dtype and node.attr in _DTYPES)
         return isinstance(node, ast.Call) and call_name(node) in _NOT_FLOAT_CALLS
 
-    return not any(plain(node) for node in pair)
+    return not all(plain(node) for node in pair)
 
 
 def _raise_check(code: str, node: ast.If) -> list[str] | None:
