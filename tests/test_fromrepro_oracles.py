@@ -245,6 +245,46 @@ def test_raise_checks_become_assertions() -> None:
     )
 
 
+def test_raise_checks_in_the_issues_own_functions_and_try_bodies_stay() -> None:
+    """Input validation the code catches is not the test's check: rewritten, the ``except``
+    would no longer catch it and the test would fail for a reason that is not the issue."""
+    code = (
+        "def f(x):\n    if x < 0:\n        raise ValueError('neg')\n    return x\n"
+        "try:\n    f(-1)\nexcept ValueError:\n    pass\n"
+        "try:\n    if f(2):\n        raise KeyError('k')\nexcept KeyError:\n    pass\n"
+        "with self.assertRaises(TypeError):\n    if True:\n        raise TypeError('t')\n"
+        "for v in (1, 2):\n    if f(v) != v:\n        raise RuntimeError('changed')\n"
+    )
+    assert as_assertions(code) == (
+        "def f(x):\n    if x < 0:\n        raise ValueError('neg')\n    return x\n"
+        "try:\n    f(-1)\nexcept ValueError:\n    pass\n"
+        "try:\n    if f(2):\n        raise KeyError('k')\nexcept KeyError:\n    pass\n"
+        "with self.assertRaises(TypeError):\n    if True:\n        raise TypeError('t')\n"
+        "for v in (1, 2):\n    self.assertFalse(f(v) != v, 'changed')\n"
+    )
+    run_as_test_method(as_assertions(code), {})  # nothing here is the issue: it passes
+
+
+def test_asserts_in_the_issues_own_functions_still_fail_as_assertions() -> None:
+    # self.assert… raises AssertionError as `assert` does: an `except AssertionError` still
+    # catches it, so asserts in functions are rewritten as before; only where `self` is the
+    # function's own parameter (a method written outside its class) do they stay.
+    code = (
+        "def positive(x):\n    assert x > 0, 'not positive'\n    return x\n"
+        "try:\n    positive(-1)\nexcept AssertionError:\n    caught = True\n"
+        "assert caught\n"
+        "def forward(self, x):\n    assert x.dim() == 2\n    return x\n"
+    )
+    tidy = as_assertions(code)
+    assert tidy == (
+        "def positive(x):\n    self.assertTrue(x > 0, 'not positive')\n    return x\n"
+        "try:\n    positive(-1)\nexcept AssertionError:\n    caught = True\n"
+        "self.assertTrue(caught)\n"
+        "def forward(self, x):\n    assert x.dim() == 2\n    return x\n"
+    )
+    run_as_test_method(tidy, {})
+
+
 def run_as_test_method(body: str, scope: dict[str, Any]) -> None:
     """``body`` as the method of a real PyTorch TestCase, run once."""
     from torch.testing._internal.common_utils import TestCase

@@ -305,19 +305,69 @@ def _raise_check(code: str, node: ast.If) -> list[str] | None:
     return [f"self.assertFalse({', '.join(filter(None, [test, message]))})"]
 
 
+# Context managers that catch what their body raises.
+_CATCHING = {"raises", "assertRaises", "assertRaisesRegex", "suppress"}
+_Span = tuple[int, int]
+
+
+def _span(nodes: list[ast.stmt]) -> _Span:
+    return nodes[0].lineno, nodes[-1].end_lineno or nodes[-1].lineno
+
+
+def _binds_self(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    args = node.args
+    params = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+    return any(a is not None and a.arg == "self" for a in params)
+
+
+def _kept_spans(tree: ast.AST) -> tuple[list[_Span], list[_Span]]:
+    """Where no check is rewritten (a class; a function whose ``self`` is its own), and where
+    ``if …: raise`` checks are not (a function, a ``try`` body, a ``with`` that catches): an
+    exception raised there may be caught by the code itself, and an assertion would not be."""
+    no_checks: list[_Span] = []
+    no_raises: list[_Span] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            no_checks.append((node.lineno, node.end_lineno or node.lineno))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            (no_checks if _binds_self(node) else no_raises).append(_span(node.body))
+        elif (body := _catching_body(node)) is not None:
+            no_raises.append(_span(body))
+    return no_checks, no_raises
+
+
+def _catching_body(node: ast.AST) -> list[ast.stmt] | None:
+    """The body of a ``try`` (or ``try``/``except*``), or of a ``with`` such as
+    ``pytest.raises(…)``: what its own handlers catch."""
+    if isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
+        body: list[ast.stmt] = getattr(node, "body")  # noqa: B009 (ast.TryStar: Python 3.11+)
+        return body
+    if isinstance(node, (ast.With, ast.AsyncWith)) and any(
+        isinstance(item.context_expr, ast.Call) and call_name(item.context_expr) in _CATCHING
+        for item in node.items
+    ):
+        return node.body
+    return None
+
+
 def as_assertions(code: str) -> str:
     """The repro's check with its ``assert`` statements, ``torch.testing.assert_close`` calls
     and ``if …: raise X(…)`` checks as TestCase assertions (``self.assertEqual`` compares
-    tensors as ``assert_close`` does). Statements in a class the code defines stay: ``self``
-    there is not the test."""
-    classes = [
-        (node.lineno, node.end_lineno or node.lineno)
-        for node in ast.walk(ast.parse(code))
-        if isinstance(node, ast.ClassDef)
-    ]
+    tensors as ``assert_close`` does).
+
+    Statements in a class the code defines, or in a function with a ``self`` of its own, stay:
+    ``self`` there is not the test. ``if …: raise`` checks are rewritten only outside the
+    code's functions, ``try`` bodies and ``with pytest.raises(…)``-like blocks, where an
+    ``except`` may expect that very exception (``self.assert…`` raises AssertionError, as
+    ``assert`` does, so asserts there are rewritten).
+    """
+    no_checks, no_raises = _kept_spans(ast.parse(code))
+
+    def within(spans: list[_Span], node: ast.stmt) -> bool:
+        return any(start <= node.lineno <= end for start, end in spans)
 
     def pick(node: ast.stmt) -> list[str] | None:
-        if any(start <= node.lineno <= end for start, end in classes):
+        if within(no_checks, node) or (isinstance(node, ast.If) and within(no_raises, node)):
             return None
         return _assertion(code, node)
 
