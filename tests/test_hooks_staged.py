@@ -166,6 +166,15 @@ def test_untracked_intent_to_add_binary_and_renamed_files(run_cli: RunCli, fork_
     assert (fork / "torch" / "weights.bin").read_bytes() == small
 
 
+def stage_clean_then_edit(fork: Path) -> Path:
+    """torch/nn/functional.py staged clean, with an unstaged edit of yours on top."""
+    target = fork / "torch" / "nn" / "functional.py"
+    target.write_text(CLEAN)
+    git("add", "torch/nn/functional.py", cwd=fork)
+    target.write_text(CLEAN + "# mine, unstaged\n")
+    return target
+
+
 def lintrunner_that(fork: Path, tmp_path: Path, script: str) -> dict[str, str]:
     """A committed .lintrunner.toml, a saved `lintrunner init`, and a fake lintrunner running
     ``script`` (sh): the environment that finds it."""
@@ -190,10 +199,7 @@ def test_edits_made_by_the_checks_give_way_to_yours(
 ) -> None:
     fork = init(run_cli, fork_repo, "--lintrunner")
     env = lintrunner_that(fork, tmp_path, 'echo "# reformatted" > "$1"; exit 0')
-    target = fork / "torch" / "nn" / "functional.py"
-    target.write_text(CLEAN)
-    git("add", "torch/nn/functional.py", cwd=fork)
-    target.write_text(CLEAN + "# mine, unstaged\n")
+    target = stage_clean_then_edit(fork)
     proc = commit(fork, env)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out
@@ -210,10 +216,7 @@ def test_changes_that_cannot_be_put_back_are_kept_and_named(
     fork = init(run_cli, fork_repo, "--lintrunner")
     # a check that stages something else: the unstaged change no longer applies
     env = lintrunner_that(fork, tmp_path, 'echo "other" > "$1"; git add "$1"; exit 0')
-    target = fork / "torch" / "nn" / "functional.py"
-    target.write_text(CLEAN)
-    git("add", "torch/nn/functional.py", cwd=fork)
-    target.write_text(CLEAN + "# mine, unstaged\n")
+    stage_clean_then_edit(fork)
     head = git("rev-parse", "HEAD", cwd=fork)
     proc = commit(fork, env)
     out = proc.stdout + proc.stderr
@@ -324,10 +327,7 @@ def test_a_checks_edits_elsewhere_survive_putting_your_changes_back(
         tmp_path,
         'echo "# reformatted" > "$1"; echo "# the check\'s edit" >> torch/_dynamo/eval_frame.py',
     )
-    target = fork / "torch" / "nn" / "functional.py"
-    target.write_text(CLEAN)
-    git("add", "torch/nn/functional.py", cwd=fork)
-    target.write_text(CLEAN + "# mine, unstaged\n")
+    target = stage_clean_then_edit(fork)
     proc = commit(fork, env)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out
