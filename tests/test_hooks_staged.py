@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -376,3 +377,23 @@ def test_file_names_that_look_like_patterns_are_taken_literally(
     assert "torch/nn/functiona[l].py" in git("ls-files", cwd=fork).splitlines()  # still -N
     assert git("diff", "--cached", "--name-only", cwd=fork) == ""
     assert patches_left(fork) == []
+
+
+def test_a_patch_an_earlier_run_left_behind_is_named(run_cli: RunCli, fork_repo: Path) -> None:
+    fork = init(run_cli, fork_repo)
+    folder = fork / ".git" / "contribkit"
+    folder.mkdir(parents=True, exist_ok=True)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    left = folder / f"unstaged-1700000000-{int(dead.stdout)}.patch"
+    left.write_text("diff --git a/x b/x\n")
+    (folder / f"unstaged-1700000000-{os.getpid()}.patch").write_text("")  # a live process's
+    (fork / "torch" / "nn" / "functional.py").write_text(CLEAN)
+    git("add", "torch/nn/functional.py", cwd=fork)
+    proc = commit(fork)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    assert f"an earlier run left unstaged changes in .git/contribkit/{left.name}" in out
+    assert out.count("an earlier run left") == 1
+    assert left.exists()  # named, never deleted: it holds someone's work

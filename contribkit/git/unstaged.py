@@ -166,9 +166,38 @@ def _save(git_dir: str, patch: bytes) -> str:
     return path
 
 
+def left_behind(git_dir: str) -> list[str]:
+    """Patches an earlier run left (it was killed outright, or could not apply them): those
+    whose process is gone. The folder usually does not exist: one failed listdir."""
+    folder = os.path.join(git_dir, PATCH_FOLDER)
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    stale = []
+    for name in names:
+        if not (name.startswith(PATCH_PREFIX) and name.endswith(".patch")):
+            continue
+        pid = name[: -len(".patch")].rsplit("-", 1)[-1]
+        try:
+            os.kill(int(pid), 0)
+        except (ValueError, ProcessLookupError):
+            stale.append(os.path.join(folder, name))
+        except OSError:  # alive, someone else's: not left behind
+            pass
+    return stale
+
+
 def on_staged_content(git_dir: str, run: Callable[[], int]) -> int:
     """``run()`` with the unstaged changes set aside; its exit code, at least 1 when they could
-    not be put back. KeyboardInterrupt (Ctrl-C, SIGTERM, SIGHUP) propagates once they are."""
+    not be put back. KeyboardInterrupt (Ctrl-C, SIGTERM, SIGHUP) propagates once they are.
+    Patches an earlier run left behind are named first, so that no change stays forgotten."""
+    for stale in left_behind(git_dir):
+        shown = os.path.relpath(stale)
+        _say(
+            f"an earlier run left unstaged changes in {shown}: get them back with"
+            f" git apply --reject {shown}, then delete it"
+        )
     patch = unstaged_patch()
     if not patch:
         return run()
