@@ -535,7 +535,7 @@ class Repro:
                 "fullgraph compile hit a graph break: " + describe(exc),
                 "graph-break",
             )
-        if evidence.get("crash") and not names & set(_CODE_ERRORS):
+        if evidence.get("crash") and not _is_code_error(exc):
             detail = "raises " + describe(exc) + " instead of crashing"
             return "NOT_REPRODUCED", detail, "crash"
         if sig:
