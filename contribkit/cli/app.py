@@ -51,6 +51,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "run",
         "Run repros and tests on each device and interpreter; record the result.",
     ),
+    "bench": (
+        "contribkit.cli.commands.bench",
+        "bench",
+        "Time a statement before and after your change; record it for the PR body.",
+    ),
     "submit": (
         "contribkit.cli.commands.submit",
         "submit",

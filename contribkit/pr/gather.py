@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from contribkit.bench.record import BenchRecord, bench_for_head
 from contribkit.core.errors import ContribkitError
 from contribkit.git.facts import BranchFacts
 from contribkit.pr.check import CLOSING_WORDS
 from contribkit.pr.labels import LabelSuggestion, suggest_labels
-from contribkit.run.benchrecord import BenchRecord, bench_for_head
 from contribkit.run.record import Cell, RunRecord, records_newest_first
 from contribkit.run.runner import is_test_file_name, relpath
 

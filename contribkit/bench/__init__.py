@@ -1,0 +1,1 @@
+"""`contribkit bench`: before/after timings with torch.utils.benchmark, in the target interpreter."""

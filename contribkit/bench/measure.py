@@ -1,0 +1,186 @@
+"""Measuring: blocks of ``torch.utils.benchmark`` runs in the target interpreter, before and
+after in turn.
+
+A block is one process of one side (``target/wrappers/bench_worker.py``): it imports torch and
+the tree under test, then times every benchmark on every device once with
+``Timer.blocked_autorange`` (which synchronises CUDA and sets the thread count). A fresh process
+per block makes the spread include what differs between processes (memory layout, import
+order), so that one lucky process cannot pass for a change. With a baseline, blocks come in
+pairs whose order alternates (baseline first, then candidate first, ...), so a machine that
+slows down or speeds up during the run affects both sides alike.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from contribkit.core.errors import BadInput
+from contribkit.core.sandbox import Confinement, Sandbox
+
+MARKER = "CONTRIBKIT_BENCH "
+BASELINE, CANDIDATE = "baseline", "candidate"
+
+
+@dataclass(frozen=True)
+class Side:
+    label: str  # BASELINE or CANDIDATE
+    python: str
+    root: Path  # first on PYTHONPATH, and the working folder
+    what: str  # "HEAD 1a2b3c4", "HEAD~1 (9f8e7d6)", "/opt/torch-2.12/bin/python"
+
+
+@dataclass(frozen=True)
+class BenchSpec:
+    stmt: str | None  # a statement, or
+    file: Path | None  # a file of benchmarks
+    setup: str
+    devices: tuple[str, ...]
+    threads: int
+    min_run_time: float
+
+    def payload(self, device_list: Sequence[str] | None = None) -> str:
+        return json.dumps(
+            {
+                "stmt": self.stmt,
+                "file": str(self.file) if self.file else None,
+                "setup": self.setup,
+                "devices": list(device_list or self.devices),
+                "threads": self.threads,
+                "min_run_time": self.min_run_time,
+            }
+        )
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One benchmark on one device in one block."""
+
+    name: str
+    device: str
+    device_name: str
+    threads: int
+    times: tuple[float, ...]  # seconds per run of the statement
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.name, self.device
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.times)
+
+
+@dataclass(frozen=True)
+class Block:
+    side: str
+    samples: tuple[Sample, ...]
+    torch_version: str
+    python: str
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Limits:
+    sandbox: Sandbox
+    scrub: tuple[str, ...]
+    timeout: float
+
+
+Progress = Callable[[str, int, int, float | None], None]  # side, block, of, seconds left
+
+
+def worker_source() -> str:
+    from importlib import resources
+
+    wrappers = resources.files("contribkit.target.wrappers")
+    return wrappers.joinpath("bench_worker.py").read_text(encoding="utf-8")
+
+
+def run_block(side: Side, spec: BenchSpec, limits: Limits, source: str) -> Block:
+    """One block of ``side``: every benchmark on every device, in a fresh process."""
+    from contribkit.core.proc import run_child, scrubbed_env
+
+    inherited = os.environ.get("PYTHONPATH")
+    path = os.pathsep.join([str(side.root), *([inherited] if inherited else [])])
+    env = scrubbed_env(
+        extra_patterns=limits.scrub,
+        overrides={"PYTHONPATH": path, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"},
+    )
+    readable = (side.root, *((spec.file.parent,) if spec.file else ()))
+    confine = Confinement(
+        limits.sandbox, python=side.python, readable=readable, gpu="cuda" in spec.devices
+    )
+    try:
+        result = run_child(
+            [side.python, "-c", source, spec.payload()],
+            env=env,
+            cwd=side.root,
+            timeout=limits.timeout,
+            confine=confine,
+        )
+    except OSError as exc:
+        raise BadInput(f"could not run {side.python}: {exc.strerror or exc}") from exc
+    found = [ln for ln in result.output.splitlines() if ln.startswith(MARKER)]
+    if result.timed_out:
+        raise BadInput(
+            f"{side.label} ({side.what}): a block ran past {limits.timeout:g} s",
+            hint="lower --min-time, or raise run.timeout",
+        )
+    if not found:
+        last = (result.output.strip().splitlines() or [f"exit {result.returncode}"])[-1]
+        raise BadInput(f"{side.label} ({side.what}) failed: {last}")
+    data = json.loads(found[-1][len(MARKER) :])
+    if data.get("error"):
+        raise BadInput(
+            f"{side.label} ({side.what}) failed: {data['error']}",
+            hint="the statement must run on both sides; try it with --blocks 1 and no baseline",
+        )
+    samples = tuple(
+        Sample(r["name"], r["device"], r["device_name"], int(r["threads"]), tuple(r["times"]))
+        for r in data["results"]
+    )
+    if not samples:
+        raise BadInput(
+            f"{spec.file} defines no benchmark",
+            hint="define torch.utils.benchmark Timer objects, or functions "
+            "bench_x(benchmark) / test_x(benchmark) that call benchmark(fn)",
+        )
+    return Block(side.label, samples, data["torch_version"], data["python"], result.duration_s)
+
+
+def schedule(sides: Sequence[Side], blocks: int) -> list[Side]:
+    """The order of the blocks: one side alone, or pairs in alternating order (AB BA AB ...)."""
+    if len(sides) == 1:
+        return [sides[0]] * blocks
+    first, second = sides
+    order: list[Side] = []
+    for pair in range(blocks):
+        order += [first, second] if pair % 2 == 0 else [second, first]
+    return order
+
+
+def measure(
+    sides: Sequence[Side],
+    spec: BenchSpec,
+    blocks: int,
+    limits: Limits,
+    progress: Progress | None = None,
+) -> dict[str, list[Block]]:
+    """Every block of every side, in :func:`schedule`'s order; BadInput on the first failure."""
+    source = worker_source()
+    order = schedule(sides, blocks)
+    done: dict[str, list[Block]] = {side.label: [] for side in sides}
+    start = time.monotonic()
+    for index, side in enumerate(order):
+        if progress is not None:
+            elapsed = time.monotonic() - start
+            left = elapsed / index * (len(order) - index) if index else None
+            progress(side.label, len(done[side.label]) + 1, blocks, left)
+        done[side.label].append(run_block(side, spec, limits, source))
+    return done
