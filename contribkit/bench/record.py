@@ -276,7 +276,7 @@ def markdown_table(record: BenchRecord) -> str:
     return "\n".join(lines)
 
 
-def environment_lines(record: BenchRecord) -> list[str]:
+def measured_on(record: BenchRecord) -> list[str]:
     """What the numbers were measured on, one fact a line (for the PR body and the terminal)."""
     env = record.environment
     if env is None:

@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from contribkit.bench.record import bench_for_head, environment_lines, markdown_table
+from contribkit.bench.record import bench_for_head, markdown_table, measured_on
 from contribkit.conventions.branches import GHSTACK_NOTE, is_ghstack
 from contribkit.conventions.commitmsg import LANDED_SUFFIX, TRAILER_LINE, split_trailers
 from contribkit.git.facts import BranchFacts, Commit
@@ -480,7 +480,7 @@ def body_context(
                 "command": inputs.bench.command,
                 "device": inputs.bench.device,
                 "baseline": inputs.bench.baseline,
-                "environment": environment_lines(inputs.bench) + list(inputs.bench.notes),
+                "environment": measured_on(inputs.bench) + list(inputs.bench.notes),
                 "path": inputs.bench_path,
             }
             if inputs.bench

@@ -127,7 +127,7 @@ def progress_line(side: str, block: int, of: int, left: float | None) -> None:
 
 
 def show(outcome: BenchOutcome, as_json: bool) -> None:
-    from contribkit.bench.record import environment_lines, figure, ratio_text
+    from contribkit.bench.record import figure, measured_on, ratio_text
     from contribkit.cli.output import print_json, print_table
     from contribkit.core.termsafe import clean
     from contribkit.run.runner import relpath
@@ -159,7 +159,7 @@ def show(outcome: BenchOutcome, as_json: bool) -> None:
         rows.append(row)
     against = f" against {record.baseline}" if record.baseline else ""
     print_table(columns, rows, title=f"contribkit bench at {record.head[:7]}{against}")
-    for line in environment_lines(record):
+    for line in measured_on(record):
         click.echo(clean(line, single_line=True))
     for note in record.notes:
         click.echo(f"note: {clean(note, single_line=True)}")
