@@ -134,6 +134,9 @@ def main() -> None:
             else:
                 timers = [(spec["stmt"], statement_timer(spec, device))]
             for name, timer in timers:
+                # Warm-up, untimed: lazy initialisation, caches, and a GPU's clocks, which
+                # idle while the process imports torch.
+                timer.blocked_autorange(min_run_time=float(spec["min_run_time"]))
                 measured = timer.blocked_autorange(min_run_time=float(spec["min_run_time"]))
                 results.append(
                     {
