@@ -224,6 +224,35 @@ def test_bad_options_are_one_line_errors(run_cli: RunCli, tmp_path: Path) -> Non
     assert git("worktree", "list", "--porcelain", cwd=root).count("worktree ") == 1
 
 
+def test_an_interpreter_without_torch_is_named(
+    run_cli: RunCli, tmp_path: Path, bare_python: str
+) -> None:
+    root = tmp_path / "plain"
+    root.mkdir()
+    git("init", "-q", cwd=root)
+    commit_files(root, {"work.py": WORK}, "add work")
+    proc = run_cli("bench", "f()", "--python", bare_python, "--blocks", "1", cwd=root)
+    assert proc.returncode == 2, proc.stderr
+    short = git("rev-parse", "--short=7", "HEAD", cwd=root)
+    assert proc.stderr.splitlines()[-2:-1] == [
+        f"contribkit: error: candidate (HEAD {short}) failed: cannot import torch: "
+        "ModuleNotFoundError: No module named 'torch'"
+    ], proc.stderr
+    assert not (root / ".contribkit" / "bench").exists()
+    # A tree whose torch/ package is not a built torch (a checkout never built) shadows the
+    # interpreter's own
+    fork = make_fork(tmp_path / "fork")
+    (fork / "torch" / "__init__.py").write_text("")
+    proc = run_cli("bench", "f()", "--blocks", "1", cwd=fork)
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines()[-2:] == [
+        f"contribkit: error: candidate (HEAD {git('rev-parse', '--short=7', 'HEAD', cwd=fork)} with uncommitted changes) "
+        f"failed: import torch found {fork / 'torch'}, which is not a built torch",
+        "hint: build torch in this tree (pip install -e . or tools/nightly.py), or bench from "
+        "another folder",
+    ], proc.stderr
+
+
 # -- real torch --------------------------------------------------------------------------------
 def slow_repo(tmp_path: Path, second: str) -> Path:
     """A repo whose HEAD~1 has ``slowmod.work`` fast and whose HEAD has ``second`` instead."""
@@ -279,7 +308,8 @@ def test_a_deliberate_slowdown_is_flagged(run_cli: RunCli, tmp_path: Path) -> No
     assert row.endswith("slower")
     flagged = [line for line in lines if line.startswith("SLOWER: slowmod.work() on cpu, ")]
     assert len(flagged) == 1, proc.stdout
-    record = parse_bench_record(json.loads((root / lines[-2].split(": ")[1]).read_text()))
+    assert lines[-1].startswith("record: .contribkit/bench/")
+    record = parse_bench_record(json.loads((root / lines[-1].split(": ")[1]).read_text()))
     (result,) = record.results
     assert result.ratio is not None and result.ratio > 1 and (result.low or 0) > 1
     assert result.verdict == stats.SLOWER

@@ -44,13 +44,13 @@ class BenchSpec:
     threads: int
     min_run_time: float
 
-    def payload(self, device_list: Sequence[str] | None = None) -> str:
+    def payload(self) -> str:
         return json.dumps(
             {
                 "stmt": self.stmt,
                 "file": str(self.file) if self.file else None,
                 "setup": self.setup,
-                "devices": list(device_list or self.devices),
+                "devices": list(self.devices),
                 "threads": self.threads,
                 "min_run_time": self.min_run_time,
             }
@@ -137,10 +137,11 @@ def run_block(side: Side, spec: BenchSpec, limits: Limits, source: str) -> Block
         raise BadInput(f"{side.label} ({side.what}) failed: {last}")
     data = json.loads(found[-1][len(MARKER) :])
     if data.get("error"):
-        raise BadInput(
-            f"{side.label} ({side.what}) failed: {data['error']}",
-            hint="the statement must run on both sides; try it with --blocks 1 and no baseline",
-        )
+        error = str(data["error"])
+        hint = "the statement must run on both sides; try it with --blocks 1 and no baseline"
+        if "not a built torch" in error:
+            hint = "build torch in this tree (pip install -e . or tools/nightly.py), or bench from another folder"
+        raise BadInput(f"{side.label} ({side.what}) failed: {error}", hint=hint)
     samples = tuple(
         Sample(r["name"], r["device"], r["device_name"], int(r["threads"]), tuple(r["times"]))
         for r in data["results"]

@@ -57,6 +57,8 @@ class BenchOutcome:
 def parse_target(target: str, setup: str) -> tuple[str | None, Path | None]:
     """A file of benchmarks when ``target`` names a ``.py`` file (which must then exist), else a
     statement, checked for syntax here (it runs only in the target interpreter)."""
+    # A path-like word ending in .py is a file even when missing (benchmarks/relu.py, b.py:
+    # a typo is an error, not a statement); code has spaces, brackets or operators (f(x.py)).
     looks_like_file = target.endswith(".py") and not any(c in target for c in " ()=;\n")
     if looks_like_file or Path(target).is_file():
         path = Path(target)

@@ -159,14 +159,14 @@ def show(outcome: BenchOutcome, as_json: bool) -> None:
         rows.append(row)
     against = f" against {record.baseline}" if record.baseline else ""
     print_table(columns, rows, title=f"contribkit bench at {record.head[:7]}{against}")
-    for line in measured_on(record):
-        click.echo(clean(line, single_line=True))
-    for note in record.notes:
-        click.echo(f"note: {clean(note, single_line=True)}")
-    click.echo(f"record: {shown}")
     for r in record.results:
         if r.verdict in ("slower", "faster"):
             click.echo(
                 f"{r.verdict.upper()}: {clean(r.name, single_line=True)} on {r.device}, "
                 f"{ratio_text(r, record.confidence)} the baseline's time"
             )
+    for line in measured_on(record):
+        click.echo(clean(line, single_line=True))
+    for note in record.notes:
+        click.echo(f"note: {clean(note, single_line=True)}")
+    click.echo(f"record: {shown}")

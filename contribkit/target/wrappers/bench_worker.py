@@ -117,6 +117,12 @@ def main() -> None:
     except Exception as exc:
         emit({"error": f"cannot import torch: {type(exc).__name__}: {exc}"})
         sys.exit(3)
+    if not hasattr(torch, "__version__"):
+        # The tree under test has a torch/ folder that is not a built torch (a PyTorch checkout
+        # never built, a fork-shaped repo holding sources only): it shadows the installed one.
+        where = list(getattr(torch, "__path__", [])) or [getattr(torch, "__file__", "?")]
+        emit({"error": f"import torch found {where[0]}, which is not a built torch"})
+        sys.exit(3)
     env = {
         "torch_version": torch.__version__,
         "torch_path": os.path.dirname(torch.__file__),
