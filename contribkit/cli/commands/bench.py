@@ -114,16 +114,27 @@ def bench(
         min_time=min_time,
     )
     show_progress = not as_json and sys.stderr.isatty()
-    outcome = run_bench(request, progress=progress_line if show_progress else None)
-    if show_progress:
-        click.echo("\r\033[K", err=True, nl=False)
+    try:
+        outcome = run_bench(request, progress=progress_line if show_progress else None)
+    finally:
+        if show_progress:  # an error's line, too, starts on a clean line
+            _overwrite("")
     show(outcome, as_json)
     return 0
 
 
+def _overwrite(text: str) -> None:
+    """One status line, rewritten in place: contribkit's own words and numbers only, so it
+    goes to the terminal itself (the stream guard turns a carriage return into a new line)."""
+    stream = sys.__stderr__
+    if stream is not None:
+        stream.write(f"\r\033[K{text}")
+        stream.flush()
+
+
 def progress_line(side: str, block: int, of: int, left: float | None) -> None:
     eta = f", ~{left:.0f} s left" if left is not None else ""
-    click.echo(f"\r\033[Kmeasuring {side}: block {block}/{of}{eta}", err=True, nl=False)
+    _overwrite(f"measuring {side}: block {block}/{of}{eta}")
 
 
 def show(outcome: BenchOutcome, as_json: bool) -> None:
