@@ -287,7 +287,8 @@ def measured_on(record: BenchRecord) -> list[str]:
     how = (
         f"{record.blocks} blocks per side of at least {record.min_run_time:g} s per benchmark"
         + (", before and after alternating" if record.baseline is not None else "")
-        + "; ± is the interquartile range"
+        + "; ± is the interquartile range of "
+        + ("the blocks' medians" if record.blocks > 1 else "the runs")
     )
     lines = [f"machine: {env.machine}", torch, how]
     if record.dirty:

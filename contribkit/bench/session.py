@@ -127,21 +127,29 @@ def _samples(blocks: Sequence[Block], key: tuple[str, str], side: str) -> list[S
     return present
 
 
+def side_spread(samples: Sequence[Sample]) -> stats.Spread:
+    """A side's median and IQR over its blocks' medians, the unit the verdict compares (so that
+    the medians shown and the ratio agree); with one block, over that block's runs."""
+    if len(samples) == 1:
+        return stats.spread(samples[0].times)
+    return stats.spread([s.median for s in samples])
+
+
 def _row(done: dict[str, list[Block]], key: tuple[str, str], confidence: float) -> _Row:
     cand = _samples(done[CANDIDATE], key, CANDIDATE)
-    spread = stats.spread([t for s in cand for t in s.times])
+    spread = side_spread(cand)
     if BASELINE not in done:
         return _Row(cand[0], spread, None, None)
     base = _samples(done[BASELINE], key, BASELINE)
     change = stats.change([s.median for s in base], [s.median for s in cand], confidence)
-    return _Row(cand[0], spread, stats.spread([t for s in base for t in s.times]), change)
+    return _Row(cand[0], spread, side_spread(base), change)
 
 
 def summarise(
     done: dict[str, list[Block]], confidence: float
 ) -> tuple[str, tuple[BenchResult, ...]]:
-    """Per benchmark and device: each side's median and IQR over all its runs, and the paired
-    change, in one unit."""
+    """Per benchmark and device: each side's median and IQR (:func:`side_spread`), and the
+    paired change, in one unit."""
     rows = [_row(done, s.key, confidence) for s in done[CANDIDATE][0].samples]
     unit, scale = unit_for([r.candidate.median for r in rows])
     results = []

@@ -26,7 +26,7 @@ DEFAULT_CONFIDENCE = 0.99
 
 @dataclass(frozen=True)
 class Spread:
-    """One side's times: the median and interquartile range of every run of every block."""
+    """One side's times: their median and interquartile range (of the blocks' medians)."""
 
     median: float
     iqr: float
