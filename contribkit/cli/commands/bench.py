@@ -66,7 +66,8 @@ A change is 'slower' or 'faster' only when its whole confidence interval lies ab
     default=0.2,
     show_default=True,
     metavar="S",
-    help="Seconds of timing per benchmark in each block (blocked_autorange's min_run_time).",
+    help="Seconds of timing per benchmark in each block (blocked_autorange's min_run_time), "
+    "after as long an untimed warm-up.",
 )
 @options.json_output
 @options.verbose
