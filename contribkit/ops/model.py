@@ -1,7 +1,8 @@
 """The data passed between the stages of ``contribkit op``: yaml entries, torch facts, the report.
 
-The checkout's findings, the trace, --grep and --new keep their types beside the code making
-them (checkout.py, trace.py, resolve.py, newop.py): a warm query imports only what it uses.
+The checkout's findings and the trace live here too, so that the modules making them import this
+one and never the other way round; --grep and --new keep their types beside their code (resolve.py,
+newop.py). This module is all dataclasses: a warm query still imports only what it uses.
 
 Every report's ``as_dict`` is the documented ``--json`` schema (README, ``contribkit op``).
 """
@@ -9,11 +10,7 @@ Every report's ``as_dict`` is the documented ``--json`` schema (README, ``contri
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from contribkit.ops.checkout import CheckoutFindings
-    from contribkit.ops.trace import Trace
+from typing import Any
 
 SCHEMA_VERSION = 1
 
@@ -129,6 +126,51 @@ class Overload:
     python: list[str]  # torch.add, Tensor.add, torch.nn.functional.… wrappers
     decomposition: list[str] | None  # torch._decomp, torch._refs; None: torch not probed
     inductor: str | None  # lowered, fallback, decomposed, no lowering; None: not probed
+
+
+@dataclass(frozen=True)
+class CodeSite:
+    """A line of the checkout: a kernel definition, a registration, a test mentioning the op."""
+
+    path: str
+    line: int
+    kind: str
+    text: str
+
+
+@dataclass(frozen=True)
+class TestFile:
+    path: str
+    mentions: int
+
+
+@dataclass
+class CheckoutFindings:
+    kernels: list[CodeSite]
+    tests: list[TestFile]
+    test_files_total: int
+
+
+@dataclass(frozen=True)
+class TableRow:
+    """One dispatch key of the live table that torch computed, and what it runs."""
+
+    key: str
+    kernel: str
+    kind: str  # kernel, autograd kernel, math kernel, default backend kernel, fallthrough, …
+
+
+@dataclass
+class Trace:
+    """``--trace``: the computed dispatch table and one sample call."""
+
+    overload: str
+    table: list[TableRow]
+    sample: str | None
+    input_keys: list[str]
+    path: list[TableRow]  # the keys the sample's inputs go through, highest first
+    ops_run: list[str]  # aten ops that reached the Python dispatch key (a TorchDispatchMode)
+    error: str | None
 
 
 @dataclass
