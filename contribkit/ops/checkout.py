@@ -8,7 +8,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from contribkit.git.cmd import GitError, git
-from contribkit.ops.model import CheckoutFindings, CodeSite, NativeEntry, TestFile
+from contribkit.ops.findings import CheckoutFindings, CodeSite, TestFile
+from contribkit.ops.model import NativeEntry
 
 NATIVE_DIR = "aten/src/ATen/native"
 KERNEL_SUFFIXES = (".cpp", ".cu", ".h", ".cuh", ".mm", ".hip")

@@ -1,8 +1,9 @@
 """The data passed between the stages of ``contribkit op``: yaml entries, torch facts, the report.
 
-The checkout's findings and the trace live here too, so that the modules making them import this
-one and never the other way round; --grep and --new keep their types beside their code (resolve.py,
-newop.py). This module is all dataclasses: a warm query still imports only what it uses.
+The checkout's findings and the trace have their types in findings.py, which imports nothing of
+ops: checkout.py and trace.py import this module and that one, and this one names them only for
+the type checker, so a warm query imports only what it uses. --grep and --new keep their types
+beside their code (resolve.py, newop.py).
 
 Every report's ``as_dict`` is the documented ``--json`` schema (README, ``contribkit op``).
 """
@@ -10,7 +11,10 @@ Every report's ``as_dict`` is the documented ``--json`` schema (README, ``contri
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from contribkit.ops.findings import CheckoutFindings, Trace
 
 SCHEMA_VERSION = 1
 
@@ -126,51 +130,6 @@ class Overload:
     python: list[str]  # torch.add, Tensor.add, torch.nn.functional.… wrappers
     decomposition: list[str] | None  # torch._decomp, torch._refs; None: torch not probed
     inductor: str | None  # lowered, fallback, decomposed, no lowering; None: not probed
-
-
-@dataclass(frozen=True)
-class CodeSite:
-    """A line of the checkout: a kernel definition, a registration, a test mentioning the op."""
-
-    path: str
-    line: int
-    kind: str
-    text: str
-
-
-@dataclass(frozen=True)
-class TestFile:
-    path: str
-    mentions: int
-
-
-@dataclass
-class CheckoutFindings:
-    kernels: list[CodeSite]
-    tests: list[TestFile]
-    test_files_total: int
-
-
-@dataclass(frozen=True)
-class TableRow:
-    """One dispatch key of the live table that torch computed, and what it runs."""
-
-    key: str
-    kernel: str
-    kind: str  # kernel, autograd kernel, math kernel, default backend kernel, fallthrough, …
-
-
-@dataclass
-class Trace:
-    """``--trace``: the computed dispatch table and one sample call."""
-
-    overload: str
-    table: list[TableRow]
-    sample: str | None
-    input_keys: list[str]
-    path: list[TableRow]  # the keys the sample's inputs go through, highest first
-    ops_run: list[str]  # aten ops that reached the Python dispatch key (a TorchDispatchMode)
-    error: str | None
 
 
 @dataclass

@@ -4,7 +4,8 @@ path a sample call's inputs take through it, and the aten ops that call runs."""
 from __future__ import annotations
 
 from contribkit.core.errors import BadInput
-from contribkit.ops.model import OpReport, TableRow, Trace
+from contribkit.ops.findings import TableRow, Trace
+from contribkit.ops.model import OpReport
 
 
 def trace_target(report: OpReport) -> str:

@@ -10,7 +10,8 @@ import click
 from contribkit.cli import options
 
 if TYPE_CHECKING:
-    from contribkit.ops.model import OpReport, Overload, Trace
+    from contribkit.ops.findings import Trace
+    from contribkit.ops.model import OpReport, Overload
     from contribkit.ops.newop import NewOpPlan
     from contribkit.ops.resolve import GrepReport
 
