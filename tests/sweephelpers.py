@@ -15,7 +15,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-STANDIN_TORCH = '''\
+STANDIN_TORCH = """\
 __version__ = "{version}"
 from . import version, cuda, backends
 
@@ -34,7 +34,16 @@ def tensor(values, device="cpu", dtype=None):
 
 def relu(x):
 {relu_body}
-'''
+
+def sum(x):
+{sum_body}
+"""
+SUM_OK = "    return Tensor([__builtins__['sum'](x.values)])\n"
+SUM_BROKEN = (
+    "    if not x.values:\n"
+    '        raise RuntimeError("sum: empty tensors are not supported")\n'
+    "    return Tensor([__builtins__['sum'](x.values)])\n"
+)
 RELU_OK = "    return Tensor([max(v, 0.0) for v in x.values])\n"
 RELU_BROKEN = (
     "    if any(v < 0 for v in x.values):\n"
@@ -66,6 +75,22 @@ RuntimeError: relu: negative inputs are not supported
 PyTorch version: 2.9.0
 """
 
+SUM_ISSUE = """\
+### 🐛 Describe the bug
+
+Summing an empty tensor raises instead of giving 0.
+
+```python
+import torch
+
+print(torch.sum(torch.tensor([])).tolist())
+```
+
+```
+RuntimeError: sum: empty tensors are not supported
+```
+"""
+
 
 def venv(path: Path, pth: list[str] | None = None) -> Path:
     """An empty venv at ``path`` (its interpreter's path), with ``pth`` on its sys.path (a
@@ -80,12 +105,19 @@ def site_packages(venv_dir: Path) -> Path:
     return next((venv_dir / "lib").glob("python3*/site-packages"))
 
 
-def write_standin_torch(site: Path, version: str, *, relu_broken: bool = False) -> None:
-    """A stand-in torch package in ``site``; its ``relu`` raises on negatives when broken."""
+def write_standin_torch(
+    site: Path, version: str, *, relu_broken: bool = False, sum_broken: bool = False
+) -> None:
+    """A stand-in torch package in ``site``: its ``relu`` raises on negatives when
+    ``relu_broken``, its ``sum`` on an empty tensor when ``sum_broken``."""
     torch = site / "torch"
     (torch / "backends").mkdir(parents=True, exist_ok=True)
-    body = RELU_BROKEN if relu_broken else RELU_OK
-    (torch / "__init__.py").write_text(STANDIN_TORCH.format(version=version, relu_body=body))
+    text = STANDIN_TORCH.format(
+        version=version,
+        relu_body=RELU_BROKEN if relu_broken else RELU_OK,
+        sum_body=SUM_BROKEN if sum_broken else SUM_OK,
+    )
+    (torch / "__init__.py").write_text(text)
     git = version.replace(".", "")[:6].ljust(6, "0")
     (torch / "version.py").write_text(f'git_version = "{git}standin"\ncuda = None\n')
     (torch / "cuda.py").write_text(
@@ -95,10 +127,14 @@ def write_standin_torch(site: Path, version: str, *, relu_broken: bool = False) 
     (torch / "backends" / "mps.py").write_text("def is_available():\n    return False\n")
 
 
-def standin_python(path: Path, version: str, *, relu_broken: bool = False) -> str:
+def standin_python(
+    path: Path, version: str, *, relu_broken: bool = False, sum_broken: bool = False
+) -> str:
     """An interpreter whose torch is a stand-in of ``version``."""
     python = venv(path)
-    write_standin_torch(site_packages(path), version, relu_broken=relu_broken)
+    write_standin_torch(
+        site_packages(path), version, relu_broken=relu_broken, sum_broken=sum_broken
+    )
     return str(python)
 
 
@@ -162,9 +198,7 @@ def make_history(
     shas = []
     for k in range(commits):
         (repo / "tinyvec").mkdir(exist_ok=True)
-        (repo / "tinyvec" / "__init__.py").write_text(
-            TINYVEC_BROKEN if k >= bug_at else TINYVEC_OK
-        )
+        (repo / "tinyvec" / "__init__.py").write_text(TINYVEC_BROKEN if k >= bug_at else TINYVEC_OK)
         (repo / "build.sh").write_text(BUILD_BROKEN if k in unbuildable else BUILD_OK)
         (repo / "history.txt").write_text(f"commit {k}\n")
         git(repo, "add", "-A")

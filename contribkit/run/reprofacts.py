@@ -62,7 +62,7 @@ def repro_facts(path: Path) -> ReproFacts:
     name = folder.name if target.path.name == "repro.py" else target.path.stem
     meta = _meta(folder / "meta.json")
     number = meta.get("number")
-    devices = meta.get("devices_needed") or []
+    devices = _texts(meta.get("devices_needed"))
     default = meta.get("default_device")
     return ReproFacts(
         target=target,
@@ -73,7 +73,7 @@ def repro_facts(path: Path) -> ReproFacts:
         default_device=(
             str(default).split(":", 1)[0]
             if isinstance(default, str) and default
-            else (str(devices[0]).split(":", 1)[0] if devices else "cpu")
+            else (devices[0].split(":", 1)[0] if devices else "cpu")
         ),
         oracles=_texts(meta.get("oracles")),
         oracles_why=_texts(meta.get("oracles_why")),
