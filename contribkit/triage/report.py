@@ -222,7 +222,7 @@ def markdown(record: TriageRecord, root: Path | None) -> str:
         for cell in _ordered(record, record.cells):
             interp = record.interpreter(cell.interpreter)
             lines.append(
-                f"| {version_label(interp)} | {_code((interp.git_version or '')[:12])} "
+                f"| {version_label(interp)} | {_code(interp.git_version or '')} "
                 f"| {cell.device} | {word(cell)} | {_code(clip(reason(cell), 160))} |"
             )
         lines += ["", *_repro_lines(repro)]

@@ -61,6 +61,10 @@ def triage_session(request: TriageRequest, on_leg: LegFn | None = None) -> Triag
 
     ws = Workspace.load()
     root = ws.root or Path.cwd()
+    pythons = list(request.pythons)
+    if request.venvs_dir is not None:
+        pythons += sources.venv_pythons(request.venvs_dir)
+    interpreters = list(dict.fromkeys(resolve_python(p) for p in pythons)) or [ws.python()]
     wanted = sources.repro_paths(request.repros)
     if request.issues is not None:
         numbers = sources.read_issue_list(request.issues)
@@ -72,10 +76,6 @@ def triage_session(request: TriageRequest, on_leg: LegFn | None = None) -> Triag
             "nothing to triage",
             hint="pass repro folders (e.g. repros/issue-170398 or repros/), or --issues FILE",
         )
-    pythons = list(request.pythons)
-    if request.venvs_dir is not None:
-        pythons += sources.venv_pythons(request.venvs_dir)
-    interpreters = list(dict.fromkeys(resolve_python(p) for p in pythons)) or [ws.python()]
     options = options_for(
         RunRequest(
             devices=request.devices,
