@@ -184,9 +184,9 @@ def header(outcome: BisectOutcome) -> list[str]:
 
 def step_line(step: Step) -> str:
     label = step.role if step.role != "step" else str(step.number)
-    subject = _clip(step.commit.subject, 40)
+    subject = _clip(step.commit.subject, 30)
     return clean(
-        f"{label:>4}  {step.commit.short}  {subject:<40}  {step.mark:<4}  {_clip(step.why, 90)}",
+        f"{label:>4}  {step.commit.short}  {subject:<30}  {step.mark:<4}  {_clip(step.why, 64)}",
         single_line=True,
     )
 
