@@ -106,6 +106,10 @@ def test_two_versions_give_a_table_with_the_boundary(
     legs = [line for line in table.stderr.splitlines() if line.startswith("[")]
     assert len(legs) == 3 and legs[-1].startswith("[3/3 legs, ")
 
+    # The user's --expect oracle, stored in meta.json, is the one the comment names.
+    meta_path = fork_repo / "repros" / "issue-12" / "meta.json"
+    meta = json.loads(meta_path.read_text())
+    meta_path.write_text(json.dumps({**meta, "expect": "error:RuntimeError"}))
     comment = ck(
         "triage",
         "repros/issue-12",
@@ -119,7 +123,7 @@ def test_two_versions_give_a_table_with_the_boundary(
     assert "- cpu: reproduces from 2.9.0 on; not on 2.8.0" in text
     assert "| 2.8.0 | `280000standin` | cpu | NOT_REPRODUCED |" in text
     assert "Repro: `python repro.py --device DEVICE`" in text
-    assert "Oracle: `signature: the issue reports the error RuntimeError: relu:" in text
+    assert "Oracle: `--expect error:RuntimeError`" in text
     assert str(tmp_path) not in text and tempfile.gettempdir() not in text
     assert comment.stderr == ""
 
