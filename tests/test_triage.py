@@ -14,10 +14,14 @@ from typing import Any
 
 import pytest
 
+from contribkit.target.reprolib import VERDICT_PREFIX
 from contribkit.triage.model import version_key
 from contribkit.triage.sources import read_issue_list
 from tests import sweephelpers as sh
+from tests import test_remote_cuda
 from tests.conftest import Ck
+
+gpu_host = test_remote_cuda.gpu_host  # a stand-in ssh and GPU host (see that module)
 
 
 @pytest.fixture
@@ -193,6 +197,33 @@ def test_issues_over_several_repros_give_one_table(
     again = json.loads(proc.stdout)
     assert [r["name"] for r in again["repros"]] == ["issue-12", "issue-13", "issue-14", "issue-15"]
     assert [s["state"] for s in again["states"]] == [states[n]["state"] for n in sorted(states)]
+
+
+def test_cuda_legs_go_to_the_host_as_run_legs_do(
+    ck: Ck, fork_repo: Path, gpu_host: dict[str, str]
+) -> None:
+    """`--cuda-host`: a triage leg is a `run` leg, so it travels as run's ssh payload does."""
+    folder = fork_repo / "repros" / "issue-21"
+    folder.mkdir(parents=True)
+    (folder / "repro.py").write_text(
+        "import os, sys\n"
+        "device = sys.argv[sys.argv.index('--device') + 1]\n"
+        "word = 'REPRODUCED' if device == 'cuda' else 'NOT_REPRODUCED'\n"
+        f"print('{VERDICT_PREFIX} ' + word + ' on ' + device + ' gpu '"
+        " + os.environ.get('CUDA_VISIBLE_DEVICES', '-'))\n"
+        "sys.exit(1 if device == 'cuda' else 0)\n"
+    )
+    code, record = triage_json(
+        ck, "repros/issue-21", "--cuda-host", "gpu-box", "--cuda-python", gpu_host["python"]
+    )
+    assert code == 0
+    local, remote = record["interpreters"]
+    assert local["host"] is None and remote["host"] == "gpu-box"
+    got = {(c["interpreter"], c["device"]): c for c in record["cells"]}
+    assert got[(2, "cuda")]["status"] == "REPRODUCED"
+    assert got[(2, "cuda")]["detail"].split()[:3] == ["on", "cuda", "gpu"]
+    assert got[(1, "cpu")]["status"] == "NOT_REPRODUCED"
+    assert Path(gpu_host["calls"]).read_text().split() == ["gpu-box"] * 2  # probe + 1 leg
 
 
 def test_bad_inputs_are_one_line(ck: Ck, tmp_path: Path) -> None:

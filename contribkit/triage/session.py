@@ -37,6 +37,10 @@ class TriageRequest:
     jobs: int | None = None
     timeout: float | None = None
     allow_network: bool = False
+    cuda_host: str | None = (
+        None  # CUDA legs over ssh, as `run --cuda-host` (default: run.cuda_host)
+    )
+    cuda_python: str | None = None
 
 
 @dataclass
@@ -56,7 +60,7 @@ def triage_session(request: TriageRequest, on_leg: LegFn | None = None) -> Triag
     from contribkit.core.workspace import resolve_python
     from contribkit.run import runner
     from contribkit.run.record import new_record_id, utc_now_iso
-    from contribkit.run.session import RunRequest, options_for
+    from contribkit.run.session import RunRequest, options_for, remote_host
     from contribkit.triage import sources
 
     ws = Workspace.load()
@@ -76,17 +80,18 @@ def triage_session(request: TriageRequest, on_leg: LegFn | None = None) -> Triag
             "nothing to triage",
             hint="pass repro folders (e.g. repros/issue-170398 or repros/), or --issues FILE",
         )
-    options = options_for(
-        RunRequest(
-            devices=request.devices,
-            jobs=request.jobs,
-            timeout=request.timeout,
-            allow_network=request.allow_network,
-        ),
-        ws.settings,
+    run_request = RunRequest(
+        devices=request.devices,
+        jobs=request.jobs,
+        timeout=request.timeout,
+        allow_network=request.allow_network,
+        cuda_host=request.cuda_host,
+        cuda_python=request.cuda_python,
     )
+    options = options_for(run_request, ws.settings)
+    remote = remote_host(run_request, ws.settings)
     repros, targets = _repros(wanted, root)
-    columns = runner.local_columns(interpreters, options.devices, ws.settings, None)
+    columns = runner.local_columns(interpreters, options.devices, ws.settings, remote)
     if ws.root is not None:
         from contribkit.git.cmd import ensure_excluded
 
@@ -112,6 +117,9 @@ def triage_session(request: TriageRequest, on_leg: LegFn | None = None) -> Triag
         contribkit_version=__version__,
     )
     _note_interpreters(record)
+    hosts = [c.interpreter.host for c in columns if c.remote is not None and c.devices]
+    if options.sandbox.active and hosts:
+        record.notes.append(f"the CUDA legs on {hosts[0]} ran without a sandbox (remote host)")
     from contribkit.triage.report import analyse
 
     analyse(record)

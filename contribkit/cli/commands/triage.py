@@ -69,6 +69,18 @@ Exit 0 when at least one cell gave a verdict, 1 when none did, 2 on bad input.
 )
 @click.option("--allow-network", is_flag=True, help="Let the legs use the network.")
 @click.option(
+    "--cuda-host",
+    metavar="HOST",
+    default=None,
+    help="Run the CUDA legs on HOST over ssh, as `run` does (default: run.cuda_host).",
+)
+@click.option(
+    "--cuda-python",
+    metavar="PATH",
+    default=None,
+    help="Interpreter on the CUDA host (default: run.cuda_python, i.e. python3).",
+)
+@click.option(
     "--markdown",
     is_flag=True,
     help="Print a comment ready to paste on the issue (paths and secrets hidden).",
@@ -84,6 +96,8 @@ def triage(
     jobs: int | None,
     timeout: float | None,
     allow_network: bool,
+    cuda_host: str | None,
+    cuda_python: str | None,
     markdown: bool,
     as_json: bool,
 ) -> int:
@@ -128,6 +142,8 @@ def triage(
                 jobs=jobs,
                 timeout=timeout,
                 allow_network=allow_network,
+                cuda_host=cuda_host,
+                cuda_python=cuda_python,
             ),
             on_leg,
         )
