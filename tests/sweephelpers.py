@@ -150,6 +150,9 @@ def norm(values):
     return total
 """
 TINYVEC_BROKEN = TINYVEC_OK.replace("total = math.sqrt", "total = -math.sqrt")
+TINYVEC_RAISING = TINYVEC_OK.replace(
+    "    total = math.sqrt", '    raise TypeError("values must be a tuple")\n    total = math.sqrt'
+)
 
 TINYVEC_ISSUE = """\
 ### 🐛 Describe the bug
@@ -188,17 +191,23 @@ def git(repo: Path, *args: str) -> str:
 
 
 def make_history(
-    repo: Path, commits: int, bug_at: int, unbuildable: frozenset[int] = frozenset()
+    repo: Path,
+    commits: int,
+    bug_at: int,
+    unbuildable: frozenset[int] = frozenset(),
+    raising: frozenset[int] = frozenset(),
 ) -> list[str]:
     """A repository whose commit ``k`` (0-based) writes ``tinyvec``, broken from ``bug_at`` on,
-    and a ``build.sh`` that fails at the ``unbuildable`` commits. Returns the shas in order.
-    The bug's commit names its PR the ghstack way; the others end their subject with (#N)."""
+    raising an unrelated TypeError at the ``raising`` commits, and a ``build.sh`` that fails at
+    the ``unbuildable`` commits. Returns the shas in order. The bug's commit names its PR the
+    ghstack way; the others end their subject with (#N)."""
     repo.mkdir(parents=True, exist_ok=True)
     git(repo, "init", "-q", "-b", "main")
     shas = []
     for k in range(commits):
         (repo / "tinyvec").mkdir(exist_ok=True)
-        (repo / "tinyvec" / "__init__.py").write_text(TINYVEC_BROKEN if k >= bug_at else TINYVEC_OK)
+        code = TINYVEC_BROKEN if k >= bug_at else TINYVEC_OK
+        (repo / "tinyvec" / "__init__.py").write_text(TINYVEC_RAISING if k in raising else code)
         (repo / "build.sh").write_text(BUILD_BROKEN if k in unbuildable else BUILD_OK)
         (repo / "history.txt").write_text(f"commit {k}\n")
         git(repo, "add", "-A")

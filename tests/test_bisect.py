@@ -243,6 +243,46 @@ def test_a_signal_mid_bisect_restores_the_branch(
     assert_restored(h)
 
 
+def test_a_different_exception_is_skipped_unless_crash_is_bad(
+    run_cli: RunCli, tmp_path: Path, shared_cache: str
+) -> None:
+    """Commits 5 and 6 raise an unrelated TypeError before the bug lands at 7: skipped, the
+    culprit is one of 5, 6, 7 (exit 1, the candidates listed); with --crash-is-bad, 5."""
+    repo = tmp_path / "tinyvec"
+    shas = sh.make_history(repo, 10, 7, raising=frozenset({5, 6}))
+    python = sh.venv(tmp_path / "venv", [str(repo)])
+    sh.write_standin_torch(sh.site_packages(tmp_path / "venv"), "2.9.0")
+    (tmp_path / "issue.md").write_text(sh.TINYVEC_ISSUE)
+    env = {"CONTRIBKIT_CACHE_DIR": shared_cache}
+    made = run_cli(
+        "repro", "--from-file", str(tmp_path / "issue.md"), "-o", "repros/x", cwd=repo, env=env
+    )
+    assert made.returncode == 0, made.stderr
+    args = [
+        "bisect",
+        "repros/x",
+        "--python",
+        str(python),
+        "--good",
+        shas[0],
+        "--bad",
+        "HEAD",
+        "--no-build",
+    ]
+    proc = run_cli(*args, "--json", cwd=repo, env=env)
+    assert proc.returncode == 1, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["status"] == "ambiguous" and result["culprit"] is None
+    assert {c["sha"] for c in result["candidates"]} == {shas[5], shas[6], shas[7]}
+    assert all("different error: got TypeError" in s["why"] for s in result["skipped"])
+    text = run_cli(*args, cwd=repo, env=env)
+    assert "the first bad commit is one of 3 (skipped) commits:" in text.stdout
+    crash = run_cli(*args, "--crash-is-bad", "--json", cwd=repo, env=env)
+    assert crash.returncode == 0, crash.stderr
+    assert json.loads(crash.stdout)["culprit"]["sha"] == shas[5]
+    assert sh.git(repo, "symbolic-ref", "--short", "HEAD") == "main"
+
+
 def test_step_codes() -> None:
     """The map from a repro leg's cell to git bisect's codes (the table in bisect/step.py)."""
 
