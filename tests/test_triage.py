@@ -226,6 +226,42 @@ def test_cuda_legs_go_to_the_host_as_run_legs_do(
     assert Path(gpu_host["calls"]).read_text().split() == ["gpu-box"] * 2  # probe + 1 leg
 
 
+def test_progress_on_a_terminal_is_one_line_rewritten(
+    ck: Ck, fork_repo: Path, tmp_path: Path, pythons: dict[str, str], shared_cache: str
+) -> None:
+    """stderr a terminal: the status (legs done of all, elapsed) is rewritten in place."""
+    import pty
+
+    make_repro(ck, tmp_path, sh.RELU_ISSUE, 12)
+    leader, follower = pty.openpty()
+    argv = ["triage", "repros/issue-12", *with_pythons(pythons, "2.8.0", "2.9.0"), "-j", "1"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "contribkit", *argv, "--devices", "cpu"],
+        cwd=fork_repo,
+        stdout=subprocess.PIPE,
+        stderr=follower,
+        env={**os.environ, "CONTRIBKIT_CACHE_DIR": shared_cache},
+        text=True,
+    )
+    os.close(follower)
+    out, _ = proc.communicate(timeout=300)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the terminal's other end is closed: all was read
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(leader)
+    assert proc.returncode == 0
+    status = seen.decode()
+    assert "\r\x1b[K1/2 legs, " in status and "\r\x1b[K2/2 legs, " in status
+    assert status.endswith("\r\x1b[K")  # cleared before the table
+    assert "reproduces from 2.9.0 on; not on 2.8.0" in out
+
+
 def test_bad_inputs_are_one_line(ck: Ck, tmp_path: Path) -> None:
     listing = tmp_path / "issues.txt"
     listing.write_text("12\nnot an issue\n")
