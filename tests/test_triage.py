@@ -265,7 +265,10 @@ def test_progress_on_a_terminal_is_one_line_rewritten(
 def test_bad_inputs_are_one_line(ck: Ck, tmp_path: Path) -> None:
     listing = tmp_path / "issues.txt"
     listing.write_text("12\nnot an issue\n")
+    missing = tmp_path / "missing.txt"
+    missing.write_text("99\n")
     for args, message in (
+        (["--issues", str(missing)], "nothing to run: no repro in issue-99: make it with"),
         (["--issues", str(listing)], "line 2: 'not' is not an issue"),
         ([], "nothing to triage"),
         (["repros/none"], "repros/none does not exist"),

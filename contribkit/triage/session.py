@@ -91,6 +91,12 @@ def triage_session(request: TriageRequest, on_leg: LegFn | None = None) -> Triag
     options = options_for(run_request, ws.settings)
     remote = remote_host(run_request, ws.settings)
     repros, targets = _repros(wanted, root)
+    if not targets:
+        more = f" (and {len(repros) - 1} more)" if len(repros) > 1 else ""
+        raise BadInput(
+            f"nothing to run: {repros[0].missing}{more}",
+            hint="make the repros first: contribkit repro N",
+        )
     columns = runner.local_columns(interpreters, options.devices, ws.settings, remote)
     if ws.root is not None:
         from contribkit.git.cmd import ensure_excluded
