@@ -22,7 +22,7 @@ from contribkit.core.proc import SECRET_PATTERNS, run_child, scrubbed_env
 from contribkit.run.probe import PROBE_MARKER, PROBE_TIMEOUT_S, TorchInfo, probe_source
 
 if TYPE_CHECKING:
-    from contribkit.run.runner import LegOutput
+    from contribkit.run.engine import LegOutput
 
 MARKER = "CONTRIBKIT_REMOTE "
 # A remote command travels as one argument of the remote shell, which Linux caps at 128 KiB.
@@ -113,26 +113,20 @@ class RemoteHost:
             hint="check that `ssh HOST` works without a prompt and run.cuda_python names an interpreter there",
         )
 
-    def run_leg(
+    def run_files(
         self,
-        path: Path,
-        *,
-        kind: str,
-        device: str,
+        files: dict[str, bytes],
+        argv: list[str],
         env: dict[str, str],
-        keyword: str | None,
         timeout: float,
-        log_path: Path,
+        log_path: Path | None,
     ) -> LegOutput:
-        from contribkit.run.runner import LegOutput, leg_argv
+        """Run one leg on the host: ``files`` written to a temporary folder there, ``argv``
+        after the host's interpreter (``run``'s legs and the ssh engine's)."""
+        from contribkit.run.engine import LegOutput
 
-        name = path.name
-        # The bootstrap puts the host's interpreter first, so the argv starts after it.
-        argv = leg_argv("", kind, name, device, "junit.xml", keyword)[1:]
         try:
-            status, output, code, duration = self._call(
-                {name: path.read_bytes()}, argv, {**env}, timeout, log_path
-            )
+            status, output, code, duration = self._call(files, argv, {**env}, timeout, log_path)
         except BadInput as exc:  # too large to send: this leg fails, the others still run
             return LegOutput(None, False, "", 0.0, error=exc.message)
         if status is None:

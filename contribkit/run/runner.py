@@ -25,19 +25,17 @@ import queue
 import re
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from contribkit import __version__
 from contribkit.core.errors import BadInput, warn
-from contribkit.core.proc import ChildResult, kill_running, run_child, scrubbed_env
-from contribkit.core.redact import redact
 from contribkit.core.sandbox import Confinement, Sandbox
 from contribkit.core.verdict import last_line, parse_verdict
 from contribkit.git import cmd as gitcmd
+from contribkit.run.engine import Engine, InPlace, LegOutput, LegResult, LegTask
 from contribkit.run.record import (
     Cell,
     Interpreter,
@@ -170,11 +168,13 @@ def default_paths(
 # -- interpreters and devices -----------------------------------------------------------------
 @dataclass
 class Column:
-    """An interpreter that legs run with: local, or on a remote CUDA host."""
+    """An interpreter that legs run with: local, on a remote CUDA host, or on an engine's
+    workers (its path is then a path there)."""
 
     interpreter: Interpreter
     devices: tuple[str, ...]  # the devices this interpreter runs in this matrix
-    remote: RemoteHost | None = None
+    remote: RemoteHost | None = None  # ssh: its CUDA legs run on this host
+    engine: Engine | None = None  # ray, slurm: every leg runs there (None: local or ssh)
 
 
 def interpreter_from_probe(index: int, path: str, info: TorchInfo, host: str | None) -> Interpreter:
@@ -212,29 +212,6 @@ class Leg:
     target: Target
     device: str
     column: Column
-
-
-@dataclass
-class LegOutput:
-    """What a leg left behind, wherever it ran."""
-
-    returncode: int | None  # None: killed for its timeout
-    timed_out: bool
-    output: str
-    duration_s: float
-    junit_xml: str | None = None  # the pytest report's text, for test legs
-    error: str | None = None  # the leg could not be started where it should run
-
-    @classmethod
-    def from_child(cls, result: ChildResult, junit_path: Path | None) -> LegOutput:
-        xml = None
-        if junit_path is not None and junit_path.is_file():
-            xml = junit_path.read_text(encoding="utf-8", errors="replace")
-            clean = redact(xml)
-            if clean != xml:  # the leg wrote it: it may hold what the leg could read
-                junit_path.write_text(clean, encoding="utf-8")
-                xml = clean
-        return cls(result.returncode, result.timed_out, result.output, result.duration_s, xml)
 
 
 @dataclass
@@ -284,64 +261,65 @@ def artefact_stem(rel: str) -> str:
 
 
 class LegRunner:
-    """Runs legs of one matrix into one log folder."""
+    """Turns the legs of one matrix into engine tasks, and their results into cells."""
 
     def __init__(self, root: Path, logs_dir: Path, options: RunOptions) -> None:
         self.root = root
         self.logs_dir = logs_dir
         self.options = options
+        self.unconfined: dict[str, str] = {}  # "ray on node-1" -> why it ran without a sandbox
 
     def paths_for(self, leg: Leg) -> tuple[Path, Path]:
         stem = artefact_stem(relpath(leg.target.path, self.root))
         name = f"{stem}.{leg.device}.{leg.column.interpreter.index}"
         return self.logs_dir / f"{name}.log", self.logs_dir / f"{name}.xml"
 
-    def run(self, leg: Leg, gpu: str | None) -> Cell:
+    def task(self, key: int, leg: Leg) -> LegTask:
+        """The leg as any engine runs it: shipped (its file, argv after the interpreter) and,
+        for the local engine, in place (the checkout's file, its folder, its confinement)."""
         log_path, junit_path = self.paths_for(leg)
         kind = leg.target.kind
         junit = junit_path if kind != "repro" else None
-        env = leg_env(leg.device, kind, gpu)
-        if leg.column.remote is not None:
-            output = leg.column.remote.run_leg(
-                leg.target.path,
-                kind=kind,
-                device=leg.device,
-                env=env,
-                keyword=self.options.keyword,
-                timeout=self.options.timeout,
-                log_path=log_path,
-            )
-        else:
+        python = leg.column.interpreter.path
+        name = leg.target.path.name
+        shipped = leg_argv("", kind, name, leg.device, "junit.xml", self.options.keyword)[1:]
+        in_place = None
+        if leg.column.remote is None and leg.column.engine is None:
             argv = leg_argv(
-                leg.column.interpreter.path,
+                python,
                 kind,
                 str(leg.target.path),
                 leg.device,
                 str(junit) if junit else None,
                 self.options.keyword,
             )
-            if junit is not None:
-                junit.unlink(missing_ok=True)
             confine = Confinement(
                 self.options.sandbox,
-                python=leg.column.interpreter.path,
+                python=python,
                 readable=(self.root, leg.target.path.parent),
                 writable=(self.logs_dir,),
                 gpu=leg.device == "cuda",
             )
-            try:
-                result = run_child(
-                    argv,
-                    env=scrubbed_env(extra_patterns=self.options.scrub, overrides=env),
-                    cwd=leg.target.path.parent if kind == "repro" else self.root,
-                    timeout=self.options.timeout,
-                    log_path=log_path,
-                    confine=confine,
-                )
-            except OSError as exc:  # the interpreter vanished or is not executable
-                output = LegOutput(None, False, "", 0.0, error=f"could not start {argv[0]}: {exc}")
-            else:
-                output = LegOutput.from_child(result, junit)
+            cwd = leg.target.path.parent if kind == "repro" else self.root
+            in_place = InPlace(tuple(argv), cwd, confine, junit)
+        return LegTask(
+            key,
+            python,
+            tuple(shipped),
+            _LazyFiles(name, leg.target.path),
+            leg_env(leg.device, kind, None),
+            self.options.timeout,
+            log_path=log_path,
+            gpu=leg.device == "cuda",
+            scrub=tuple(self.options.scrub),
+            in_place=in_place,
+            junit_name="junit.xml" if junit else None,
+        )
+
+    def cell(self, leg: Leg, result: LegResult) -> Cell:
+        log_path, _ = self.paths_for(leg)
+        output = result.output
+        kind = leg.target.kind
         cell = Cell(
             file=relpath(leg.target.path, self.root),
             kind=kind,
@@ -351,7 +329,12 @@ class LegRunner:
             exit_code=output.returncode,
             duration_s=round(output.duration_s, 3),
             log_path=relpath(log_path, self.root),
+            engine=result.engine,
+            worker=result.worker,
+            sandbox=result.sandbox,
         )
+        if result.sandbox != "bwrap" and result.engine != "local":
+            self.unconfined[f"{result.engine} on {result.worker}"] = result.sandbox_reason
         if output.error is not None:
             cell.detail = output.error
         elif output.timed_out:
@@ -363,6 +346,24 @@ class LegRunner:
         else:
             read_test_cell(cell, output, leg.device, self.options.keyword)
         return cell
+
+
+class _LazyFiles(Mapping[str, bytes]):
+    """A leg's one file, read when an engine ships it (the local engine never does)."""
+
+    def __init__(self, name: str, path: Path) -> None:
+        self.name, self.path = name, path
+
+    def __getitem__(self, key: str) -> bytes:
+        if key != self.name:
+            raise KeyError(key)
+        return self.path.read_bytes()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([self.name])
+
+    def __len__(self) -> int:
+        return 1
 
 
 def read_repro_cell(cell: Cell, output: LegOutput) -> None:
@@ -492,75 +493,87 @@ def gpu_ids(count: int, environ: dict[str, str] | None = None) -> list[str]:
 ProgressFn = Callable[[int, int, Cell], None]
 
 
+def engines_for(legs: Sequence[Leg], options: RunOptions) -> dict[str, Engine]:
+    """The engine of each column's label: local (this machine's GPUs), ssh per host, the
+    column's own (ray, slurm)."""
+    from contribkit.run.engine_local import LocalEngine, SshEngine
+
+    engines: dict[str, Engine] = {}
+    for leg in legs:
+        label = column_label(leg.column)
+        if label in engines:
+            continue
+        if leg.column.engine is not None:
+            engines[label] = leg.column.engine
+        elif leg.column.remote is not None:
+            count = leg.column.interpreter.device_count
+            engines[label] = SshEngine(leg.column.remote, options.jobs, gpu_ids(count, {}))
+        else:
+            count = max(
+                lg.column.interpreter.device_count for lg in legs if not column_label(lg.column)
+            )
+            engines[label] = LocalEngine(options.jobs, gpu_ids(count), options.sandbox)
+    return engines
+
+
+def column_label(column: Column) -> str:
+    if column.engine is not None:
+        return column.engine.label
+    return f"ssh:{column.remote.host}" if column.remote is not None else ""
+
+
 def execute(
     legs: Sequence[Leg], runner: LegRunner, jobs: int, progress: ProgressFn | None = None
 ) -> dict[int, Cell]:
-    """Run ``legs``: CPU (and MPS) legs up to ``jobs`` at a time, CUDA legs one per GPU.
-
-    Returns cells by leg index. Ctrl-C, SIGTERM or SIGHUP (``Terminated``) kills every running
-    leg's process group and re-raises.
-    """
+    """Run ``legs`` on their engines, each engine in a thread of its own; returns cells by leg
+    index. Ctrl-C, SIGTERM or SIGHUP (``Terminated``) cancels every engine's outstanding legs
+    and re-raises."""
+    engines = engines_for(legs, replace(runner.options, jobs=jobs))
+    done: queue.Queue[tuple[int, Cell] | BaseException | None] = queue.Queue()
     cells: dict[int, Cell] = {}
-    done_lock = threading.Lock()
-    stopping = threading.Event()
-    pools: dict[str | None, tuple[ThreadPoolExecutor, queue.Queue[str]]] = {}
-    cpu_pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="leg-cpu")
 
-    def pool_for(leg: Leg) -> tuple[ThreadPoolExecutor, queue.Queue[str] | None]:
-        if leg.device != "cuda":
-            return cpu_pool, None
-        host = leg.column.remote.host if leg.column.remote else None
-        if host not in pools:
-            # A CUDA leg is planned only where the probe saw a GPU under this mask: ids is not empty.
-            ids = gpu_ids(leg.column.interpreter.device_count, {} if host else None)
-            free: queue.Queue[str] = queue.Queue()
-            for gpu in ids:
-                free.put(gpu)
-            pools[host] = (ThreadPoolExecutor(len(ids), thread_name_prefix="leg-gpu"), free)
-        return pools[host]
-
-    def run_one(index: int, leg: Leg, free: queue.Queue[str] | None) -> None:
-        if stopping.is_set():
-            return
-        gpu = free.get() if free is not None else None
+    def feed(label: str, engine: Engine) -> None:
+        mine = [i for i, leg in enumerate(legs) if column_label(leg.column) == label]
         try:
-            cell = runner.run(leg, gpu)
+            tasks = [runner.task(i, legs[i]) for i in mine]
+            for result in engine.submit(tasks):
+                done.put((result.key, runner.cell(legs[result.key], result)))
+        except BaseException as exc:  # handed to the main thread, which re-raises it
+            done.put(exc)
         finally:
-            if free is not None and gpu is not None:
-                free.put(gpu)
-        with done_lock:
-            cells[index] = cell
-            if progress is not None:
-                progress(len(cells), len(legs), cell)
+            done.put(None)
 
-    futures: list[Future[None]] = []
+    threads = [
+        threading.Thread(target=feed, args=item, name=f"engine-{item[0] or 'local'}", daemon=True)
+        for item in engines.items()
+    ]
+    for thread in threads:
+        thread.start()
     try:
-        for index, leg in enumerate(legs):
-            pool, free = pool_for(leg)
-            futures.append(pool.submit(run_one, index, leg, free))
-        for fut in _as_they_finish(futures):
-            fut.result()
+        running = len(threads)
+        while running:
+            try:
+                item = done.get(timeout=0.5)  # wakes up, so Ctrl-C is seen promptly
+            except queue.Empty:
+                continue
+            if item is None:
+                running -= 1
+            elif isinstance(item, BaseException):
+                raise item
+            else:
+                cells[item[0]] = item[1]
+                if progress is not None:
+                    progress(len(cells), len(legs), item[1])
     except BaseException:
-        stopping.set()
-        for fut in futures:
-            fut.cancel()
-        # Until every worker has returned: a leg may start between two kills.
-        while not all(fut.done() for fut in futures):
-            kill_running()
-            wait(futures, timeout=0.1)
+        for engine in engines.values():
+            engine.cancel()
+        for thread in threads:
+            thread.join(timeout=30)
         raise
     finally:
-        for pool in (cpu_pool, *(p for p, _ in pools.values())):
-            pool.shutdown(wait=True, cancel_futures=True)
+        for thread in threads:
+            thread.join()
     return cells
-
-
-def _as_they_finish(futures: list[Future[None]]) -> Iterator[Future[None]]:
-    pending = set(futures)
-    while pending:
-        # A timeout keeps the main thread waking up, so Ctrl-C is seen promptly.
-        done, pending = wait(pending, timeout=0.5, return_when="FIRST_COMPLETED")
-        yield from done
 
 
 @dataclass
@@ -593,7 +606,8 @@ def run_matrix(
     files = {relpath(t.path, root): file_digest(t.path) for t in targets}
     planned = plan(root, targets, columns)
     legs = [p for p in planned if isinstance(p, Leg)]
-    ran = execute(legs, LegRunner(root, logs_dir, options), options.jobs, progress)
+    leg_runner = LegRunner(root, logs_dir, options)
+    ran = execute(legs, leg_runner, options.jobs, progress)
     ran_iter = iter(ran[i] for i in range(len(legs)))
     cells = [next(ran_iter) if isinstance(p, Leg) else p for p in planned]
     all_notes = list(notes)
@@ -608,6 +622,9 @@ def run_matrix(
     remote = [c.interpreter.host for c in columns if c.remote is not None and c.devices]
     if options.sandbox.active and remote:
         all_notes.append(f"the CUDA legs on {remote[0]} ran without a sandbox (remote host)")
+    for where, why in sorted(leg_runner.unconfined.items()):
+        if not where.startswith("ssh "):  # said above, as before
+            all_notes.append(f"legs on {where} ran without a sandbox ({why})")
     after = gitfacts.tree_state(root)
     dirty = before.dirty
     if (after.head, after.diff_hash) != (before.head, before.diff_hash):
@@ -657,6 +674,18 @@ def local_columns(
         info = remote.probe()
         interp = interpreter_from_probe(len(columns) + 1, remote.python, info, remote.host)
         columns.append(Column(interp, ("cuda",), remote))
+    return columns
+
+
+def engine_columns(pythons: Sequence[str], devices: Sequence[str], engine: Engine) -> list[Column]:
+    """Probe each interpreter on ``engine``'s workers (a GPU one when the matrix has cuda and
+    the engine has GPUs) and give it every device of the matrix."""
+    gpu = "cuda" in devices and engine.gpus_available()
+    columns = []
+    for index, python in enumerate(dict.fromkeys(pythons), start=1):
+        info = engine.probe(python, gpu=gpu)
+        interp = interpreter_from_probe(index, python, info, engine.label)
+        columns.append(Column(interp, tuple(devices), engine=engine))
     return columns
 
 

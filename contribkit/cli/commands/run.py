@@ -80,6 +80,15 @@ and 1 when every cell was skipped or not available (nothing was checked).
     help="Interpreter on the CUDA host (default: run.cuda_python, i.e. python3).",
 )
 @click.option(
+    "--engine",
+    type=click.Choice(["local", "ray", "slurm"]),
+    default=None,
+    help="Where the legs run (default: run.engine, i.e. local): ray (pip install "
+    "'contribkit[ray]'; ray.address, else RAY_ADDRESS, else a local cluster) or slurm "
+    "(pip install 'contribkit[slurm]'; slurm.folder). --python then names interpreters on "
+    "the workers; see docs/scale-out.md.",
+)
+@click.option(
     "--per-test",
     is_flag=True,
     help="A row per test of each test file (default: failing tests are listed under the table).",
@@ -111,6 +120,7 @@ def run(
     keyword: str | None,
     cuda_host: str | None,
     cuda_python: str | None,
+    engine: str | None,
     per_test: bool,
     junit_file: Path | None,
     allow_network: bool,
@@ -136,6 +146,7 @@ def run(
       contribkit run                                           # after it
       contribkit run test/test_nn.py -k test_relu --require cuda --cuda-host gpu-box
       contribkit run --python ~/nightly/bin/python --python ~/build/bin/python -j 2
+      contribkit run repros/issue-1 repros/issue-2 --engine ray --devices cpu,cuda --python /opt/torch/bin/python
       contribkit run --last --json
     """
     from contribkit.run.session import RunRequest, run_session
@@ -155,6 +166,7 @@ def run(
             junit_file=junit_file,
             last=last,
             allow_network=allow_network,
+            engine=engine,
         )
     )
     show(outcome.root, outcome.path, outcome.record, per_test, as_json)
