@@ -12,7 +12,11 @@ task: the worker process dies, and the bootstrap under it kills its leg's proces
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+import socket
+import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -38,6 +42,41 @@ def import_ray() -> Any:
     except ImportError as exc:
         raise BadInput(f"--engine ray needs Ray ({exc})", hint=EXTRA_HINT) from None
     return ray
+
+
+HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@contextlib.contextmanager
+def _handlers_kept() -> Iterator[None]:
+    """Ray's core installs its own SIGTERM handler and C-level handlers that swallow Ctrl-C;
+    contribkit's own (cli/app.py: unwind, cancel, kill) are put back, at the C level too."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.getsignal(sig) for sig in HANDLED}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            if handler is not None:
+                signal.signal(sig, handler)
+
+
+def reachable(address: str, timeout: float = 10.0) -> None:
+    """BadInput unless ``address`` (``HOST:PORT``, ``ray://HOST:PORT``) answers: Ray itself
+    keeps retrying an address that is down for minutes. ``auto`` and ``local`` are Ray's."""
+    hostport = address.removeprefix("ray://")
+    host, _, port = hostport.rpartition(":")
+    if address in ("auto", "local") or not host or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise BadInput(
+            f"could not reach Ray at {address} ({exc.strerror or exc})",
+            hint="check ray.address (or RAY_ADDRESS): the head node's GCS or ray:// port",
+        ) from None
 
 
 class RayEngine(Engine):
@@ -72,7 +111,9 @@ class RayEngine(Engine):
                 options["num_cpus"] = self.config.ray_num_cpus
                 if self.config.ray_num_gpus is not None:
                     options["num_gpus"] = self.config.ray_num_gpus
-            with secrets_withheld():  # the local cluster's processes inherit this environment
+            if self.address is not None:
+                reachable(self.address)
+            with secrets_withheld(), _handlers_kept():
                 try:
                     ray.init(address=self.address, **options)
                 except (ConnectionError, RuntimeError, ValueError) as exc:

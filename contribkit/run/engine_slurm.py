@@ -14,7 +14,12 @@ environment without secrets: Slurm exports the submitter's environment to the jo
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
+import shutil
+import signal
+import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -57,15 +62,32 @@ class SlurmEngine(Engine):
                 hint="set slurm.folder, e.g. contribkit config slurm.folder ~/shared/contribkit",
             )
         self.config = config
-        self.folder = Path(config.slurm_folder).expanduser()
+        # A folder per run in the shared one: its jobs' pickles and logs, removed at the end.
+        self.folder = Path(tempfile.mkdtemp(prefix="run-", dir=self._shared(config)))
         cluster = None if config.slurm_cluster == "auto" else config.slurm_cluster
         self.executor = submitit.AutoExecutor(folder=str(self.folder / "%j"), cluster=cluster)
         self.cluster = self.executor.cluster
         self._pending: dict[str, Any] = {}
 
+    @staticmethod
+    def _shared(config: EngineConfig) -> Path:
+        assert config.slurm_folder is not None
+        shared = Path(config.slurm_folder).expanduser()
+        try:
+            shared.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise BadInput(
+                f"slurm.folder {shared} cannot be made ({exc.strerror})",
+                hint="set slurm.folder to a folder shared with the nodes that you can write",
+            ) from None
+        return shared
+
     @property
     def label(self) -> str:
         return "slurm" if self.cluster == "slurm" else f"slurm:{self.cluster}"
+
+    def close(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
 
     def gpus_available(self) -> bool:
         return self.cluster == "slurm"  # a partition with GPUs is the user's to name
@@ -135,6 +157,8 @@ class SlurmEngine(Engine):
         except Exception as exc:  # submitit's FailedJobError, UncompletedJobError
             lines = str(exc).strip().splitlines() or [type(exc).__name__]
             return error_result(task, self.name, f"Slurm job {job.job_id} failed: {lines[0][:300]}")
+        finally:  # what the leg printed is in the record now; the job's pickles go
+            shutil.rmtree(self.folder / str(job.job_id), ignore_errors=True)
         text = reply.output.decode("utf-8", "replace")
         error = None if reply.returncode is not None else "the job killed the leg past its grace"
         output = bootstrap_output(text, error, reply.duration_s, task.log_path)
@@ -146,7 +170,8 @@ class SlurmEngine(Engine):
         for job in jobs:
             self._pending.pop(job.job_id, None)
             try:
-                job.cancel(check=False)
+                if not self._interrupt_local(job):
+                    job.cancel(check=False)  # scancel
             except Exception:  # finished meanwhile, or scancel is gone: nothing to stop
                 continue
         for job in jobs:  # the local executor's job: wait for its process to go
@@ -156,6 +181,23 @@ class SlurmEngine(Engine):
                     process.wait(timeout=10)
                 except Exception:
                     process.kill()
+
+    def _interrupt_local(self, job: Any) -> bool:
+        """Ctrl-C to a local job's task itself: its leg goes (run_bootstrap kills the guard) and
+        submitit's controller ends quietly (interrupted itself, it prints a traceback on
+        contribkit's terminal). False where it is not a local job still running."""
+        process = getattr(job, "_process", None)
+        if self.cluster != "local" or process is None or process.poll() is not None:
+            return False
+        try:
+            with open(f"/proc/{process.pid}/task/{process.pid}/children") as fh:
+                tasks = [int(pid) for pid in fh.read().split()]
+        except OSError:  # not Linux: submitit's own cancel
+            return False
+        for pid in tasks:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGINT)
+        return bool(tasks)
 
     def cancel(self) -> None:
         self._cancel(list(self._pending.values()))

@@ -97,6 +97,9 @@ def run_session(request: RunRequest) -> RunOutcome:
         if config.name == "local":  # its engines are made per column (ssh hosts too)
             columns = runner.local_columns(interpreters, run_options.devices, settings, remote)
         else:
+            from contribkit.git import cmd as gitcmd
+
+            gitcmd.ensure_excluded(root)  # before .contribkit/slurm holds a job's files
             engine = stack.enter_context(make_engine(config, run_options.jobs))
             columns = runner.engine_columns(interpreters, run_options.devices, engine)
         for column in columns:

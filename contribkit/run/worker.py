@@ -20,6 +20,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 
@@ -32,6 +33,21 @@ class WorkerReply:
     sandbox: str  # "bwrap" or "none"
     sandbox_reason: str  # why "none"
     duration_s: float
+
+
+# Between the worker and the bootstrap. Ray kills a worker's direct children with it, and a
+# Slurm or submitit job may die without a word: either way this guard goes (it leaves when its
+# parent does), and the bootstrap under it, seeing its parent change, kills the leg's group.
+GUARD = """\
+import os, subprocess, sys, time
+parent = os.getppid()
+child = subprocess.Popen(sys.argv[1:])
+while child.poll() is None:
+    if os.getppid() != parent:
+        os._exit(1)
+    time.sleep(0.1)
+sys.exit(child.returncode)
+"""
 
 
 def _scrubbed(patterns: list[str]) -> dict[str, str]:
@@ -79,18 +95,23 @@ def run_bootstrap(
     env = _scrubbed(scrub)
     cmd = [os.path.expanduser(python), "-c", bootstrap, packed]
     cmd, env, kind, reason = _confined(cmd, env, python, sandbox_mode, network, gpu)
+    # A session of its own: a group kill of the worker's does not reach past the guard.
     proc = subprocess.Popen(
-        cmd,
+        [sys.executable, "-c", GUARD, *cmd],
         env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
     try:
         out, _ = proc.communicate(timeout=timeout)
         code: int | None = proc.returncode
     except subprocess.TimeoutExpired:
-        proc.send_signal(signal.SIGKILL)  # the bootstrap kills its leg when it loses us
+        proc.send_signal(signal.SIGKILL)  # the bootstrap kills its leg when it loses the guard
         out, _ = proc.communicate()
         code = None
+    except BaseException:  # a cancelled task (KeyboardInterrupt), a job told to stop
+        proc.send_signal(signal.SIGKILL)
+        raise
     return WorkerReply(out, code, socket.gethostname(), kind, reason, time.monotonic() - start)
