@@ -36,7 +36,7 @@ from contribkit.core.errors import BadInput
 from contribkit.core.proc import SECRET_PATTERNS, ChildResult, is_secret
 
 if TYPE_CHECKING:
-    from contribkit.core.sandbox import Confinement
+    from contribkit.core.sandbox import Confinement, Sandbox
     from contribkit.run.probe import TorchInfo
 
 ENGINES = ("local", "ray", "slurm")
@@ -272,12 +272,15 @@ def error_result(task: LegTask, engine: str, why: str) -> LegResult:
     return LegResult(task.key, LegOutput(None, False, "", 0.0, error=why), engine, "?", "none")
 
 
-def make_engine(config: EngineConfig, jobs: int, gpus: Sequence[str] = ()) -> Engine:
-    """The engine ``config`` names; BadInput when its extra is not installed."""
+def make_engine(
+    config: EngineConfig, jobs: int, gpus: Sequence[str] = (), sandbox: Sandbox | None = None
+) -> Engine:
+    """The engine ``config`` names; BadInput when its extra is not installed. ``gpus`` and
+    ``sandbox`` are the local engine's (CUDA_VISIBLE_DEVICES ids; how its legs are confined)."""
     if config.name == "local":
         from contribkit.run.engine_local import LocalEngine
 
-        return LocalEngine(jobs, gpus)
+        return LocalEngine(jobs, gpus, sandbox)
     if config.name == "ray":
         from contribkit.run.engine_ray import RayEngine
 
