@@ -13,7 +13,9 @@ capped log under ``.contribkit/runs/<id>/``), and its outcome becomes a :class:`
 CPU legs run in parallel up to ``jobs``; CUDA legs are serialised per GPU (one leg per GPU at a
 time, pinned with ``CUDA_VISIBLE_DEVICES``). Devices an interpreter lacks become NOT_AVAILABLE
 cells without running anything. With a remote CUDA host, CUDA legs run there over ssh
-(:mod:`contribkit.run.remote`).
+(:mod:`contribkit.run.remote`); with ``--engine ray|slurm`` every leg runs on that engine's
+workers. Each leg becomes an engine task (:mod:`contribkit.run.engine`), dispatched by
+:mod:`contribkit.run.dispatch`.
 """
 
 from __future__ import annotations
@@ -21,12 +23,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import queue
 import re
 import sys
-import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,6 +35,7 @@ from contribkit.core.errors import BadInput, warn
 from contribkit.core.sandbox import Confinement, Sandbox
 from contribkit.core.verdict import last_line, parse_verdict
 from contribkit.git import cmd as gitcmd
+from contribkit.run import dispatch
 from contribkit.run.engine import Engine, InPlace, LegOutput, LegResult, LegTask
 from contribkit.run.record import (
     Cell,
@@ -493,89 +494,6 @@ def gpu_ids(count: int, environ: dict[str, str] | None = None) -> list[str]:
 ProgressFn = Callable[[int, int, Cell], None]
 
 
-def engines_for(legs: Sequence[Leg], options: RunOptions) -> dict[str, Engine]:
-    """The engine of each column's label: local (this machine's GPUs), ssh per host, the
-    column's own (ray, slurm)."""
-    from contribkit.run.engine_local import LocalEngine, SshEngine
-
-    engines: dict[str, Engine] = {}
-    for leg in legs:
-        label = column_label(leg.column)
-        if label in engines:
-            continue
-        if leg.column.engine is not None:
-            engines[label] = leg.column.engine
-        elif leg.column.remote is not None:
-            count = leg.column.interpreter.device_count
-            engines[label] = SshEngine(leg.column.remote, options.jobs, gpu_ids(count, {}))
-        else:
-            count = max(
-                lg.column.interpreter.device_count for lg in legs if not column_label(lg.column)
-            )
-            engines[label] = LocalEngine(options.jobs, gpu_ids(count), options.sandbox)
-    return engines
-
-
-def column_label(column: Column) -> str:
-    if column.engine is not None:
-        return column.engine.label
-    return f"ssh:{column.remote.host}" if column.remote is not None else ""
-
-
-def execute(
-    legs: Sequence[Leg], runner: LegRunner, jobs: int, progress: ProgressFn | None = None
-) -> dict[int, Cell]:
-    """Run ``legs`` on their engines, each engine in a thread of its own; returns cells by leg
-    index. Ctrl-C, SIGTERM or SIGHUP (``Terminated``) cancels every engine's outstanding legs
-    and re-raises."""
-    engines = engines_for(legs, replace(runner.options, jobs=jobs))
-    done: queue.Queue[tuple[int, Cell] | BaseException | None] = queue.Queue()
-    cells: dict[int, Cell] = {}
-
-    def feed(label: str, engine: Engine) -> None:
-        mine = [i for i, leg in enumerate(legs) if column_label(leg.column) == label]
-        try:
-            tasks = [runner.task(i, legs[i]) for i in mine]
-            for result in engine.submit(tasks):
-                done.put((result.key, runner.cell(legs[result.key], result)))
-        except BaseException as exc:  # handed to the main thread, which re-raises it
-            done.put(exc)
-        finally:
-            done.put(None)
-
-    threads = [
-        threading.Thread(target=feed, args=item, name=f"engine-{item[0] or 'local'}", daemon=True)
-        for item in engines.items()
-    ]
-    for thread in threads:
-        thread.start()
-    try:
-        running = len(threads)
-        while running:
-            try:
-                item = done.get(timeout=0.5)  # wakes up, so Ctrl-C is seen promptly
-            except queue.Empty:
-                continue
-            if item is None:
-                running -= 1
-            elif isinstance(item, BaseException):
-                raise item
-            else:
-                cells[item[0]] = item[1]
-                if progress is not None:
-                    progress(len(cells), len(legs), item[1])
-    except BaseException:
-        for engine in engines.values():
-            engine.cancel()
-        for thread in threads:
-            thread.join(timeout=30)
-        raise
-    finally:
-        for thread in threads:
-            thread.join()
-    return cells
-
-
 @dataclass
 class RunResult:
     record: RunRecord
@@ -607,7 +525,7 @@ def run_matrix(
     planned = plan(root, targets, columns)
     legs = [p for p in planned if isinstance(p, Leg)]
     leg_runner = LegRunner(root, logs_dir, options)
-    ran = execute(legs, leg_runner, options.jobs, progress)
+    ran = dispatch.execute(legs, leg_runner, options.jobs, progress)
     ran_iter = iter(ran[i] for i in range(len(legs)))
     cells = [next(ran_iter) if isinstance(p, Leg) else p for p in planned]
     all_notes = list(notes)
