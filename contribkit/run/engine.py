@@ -95,7 +95,6 @@ class LegTask:
     gpu: bool = False  # the leg needs a GPU of its own
     scrub: tuple[str, ...] = ()  # secret patterns on top of SECRET_PATTERNS
     in_place: InPlace | None = None
-    junit_name: str | None = None  # the report the bootstrap sends back ("junit.xml")
 
     def __post_init__(self) -> None:
         # A rule for every variable, not one name: GH_TOKEN, AWS_SECRET_ACCESS_KEY or a

@@ -16,8 +16,16 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING
 
+from contribkit.core.errors import BadInput
 from contribkit.core.proc import kill_running, run_child, scrubbed_env
-from contribkit.run.engine import Engine, LegOutput, LegResult, LegTask, bootstrap_output
+from contribkit.run.engine import (
+    Engine,
+    LegOutput,
+    LegResult,
+    LegTask,
+    bootstrap_output,
+    error_result,
+)
 
 if TYPE_CHECKING:
     from contribkit.core.sandbox import Sandbox
@@ -136,8 +144,12 @@ class LocalEngine(ThreadEngine):
         if self.sandbox is not None:
             confine = Confinement(self.sandbox, python=task.python, gpu=task.gpu)
         try:
+            packed = task.packed()
+        except BadInput as exc:  # too large: this leg fails, the others run
+            return error_result(task, self.name, exc.message)
+        try:
             result = run_child(
-                [task.python, "-c", probe_source("remote_leg.py"), task.packed()],
+                [task.python, "-c", probe_source("remote_leg.py"), packed],
                 env=scrubbed_env(extra_patterns=task.scrub),
                 timeout=task.timeout + 30,
                 confine=confine,

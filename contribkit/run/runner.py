@@ -314,7 +314,6 @@ class LegRunner:
             gpu=leg.device == "cuda",
             scrub=tuple(self.options.scrub),
             in_place=in_place,
-            junit_name="junit.xml" if junit else None,
         )
 
     def cell(self, leg: Leg, result: LegResult) -> Cell:
