@@ -13,6 +13,7 @@ import pytest
 from contribkit.core.errors import BadInput
 from contribkit.core.sandbox import choose
 from contribkit.run.engine import EngineConfig, LegResult, LegTask, make_engine
+from tests.conftest import Ck
 from tests.runhelpers import wait_dead
 
 
@@ -81,3 +82,20 @@ def test_cancel_stops_outstanding_legs(tmp_path: Path) -> None:
     assert not runner.is_alive()
     assert wait_dead(int(pidfile.read_text()))
     assert all(r.key == 0 for r in got)  # the second leg never started
+
+
+def test_cuda_host_and_an_engine_do_not_mix(ck: Ck) -> None:
+    proc = ck("run", "--engine", "ray", "--cuda-host", "gpu-box", "--devices", "cpu")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "contribkit: error: --cuda-host sends CUDA legs over ssh" in proc.stderr
+    assert "hint: drop --cuda-host" in proc.stderr
+
+
+def test_a_bad_slurm_cluster_is_bad_input(ck: Ck, fork_repo: Path) -> None:
+    pytest.importorskip("submitit", reason="submitit is not installed (pip install -e '.[slurm]')")
+    (fork_repo / "repros" / "x").mkdir(parents=True)
+    (fork_repo / "repros" / "x" / "repro.py").write_text("print('contribkit-verdict: X')\n")
+    env = {"CONTRIBKIT_SLURM_CLUSTER": "pbs"}
+    proc = ck("run", "repros/x", "--engine", "slurm", "--devices", "cpu", env=env)
+    assert proc.returncode == 2 and "slurm.cluster is 'pbs'" in proc.stderr
+    assert "hint: set slurm.cluster to one of auto, slurm, local" in proc.stderr
