@@ -51,7 +51,8 @@ and 1 when every cell was skipped or not available (nothing was checked).
     type=click.IntRange(min=1),
     metavar="N",
     default=None,
-    help="CPU legs at once (default: run.jobs, else min(4, CPUs)); CUDA legs run one per GPU.",
+    help="CPU legs at once (default: run.jobs, else min(4, CPUs)); CUDA legs run one per GPU. "
+    "With --engine ray|slurm: legs in flight (default: ray.max_parallel, slurm.max_parallel).",
 )
 @click.option(
     "--require",
@@ -146,7 +147,7 @@ def run(
       contribkit run                                           # after it
       contribkit run test/test_nn.py -k test_relu --require cuda --cuda-host gpu-box
       contribkit run --python ~/nightly/bin/python --python ~/build/bin/python -j 2
-      contribkit run repros/issue-1 repros/issue-2 --engine ray --devices cpu,cuda --python /opt/torch/bin/python
+      contribkit run repros/issue-1 repros/issue-2 --engine ray --python /opt/torch/bin/python
       contribkit run --last --json
     """
     from contribkit.run.session import RunRequest, run_session
