@@ -7,6 +7,7 @@ CI runs them in a step of their own (README, "Development")."""
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import signal
 import subprocess
@@ -211,6 +212,31 @@ def test_ray_gives_the_cells_of_local(
     assert cells(on_ray)[("test/test_plain.py", "cpu", 1)]["tests"][0]["outcome"] == "passed"
 
 
+def triage_states(
+    ck: Ck, repros: list[str], *more: str, env: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """``triage --json`` over the repro folders (cpu): the cells' verdicts, and the engines
+    that ran them."""
+    proc = ck("triage", *repros, "--devices", "cpu", "--json", *more, env=env)
+    assert proc.returncode in (0, 1), proc.stderr
+    doc: dict[str, Any] = json.loads(proc.stdout)
+    return {
+        "verdicts": sorted((c["file"], c["status"], c["verdict"]) for c in doc["cells"]),
+        "engines": {c["engine"] for c in doc["cells"]},
+    }
+
+
+@needs_ray
+def test_triage_on_ray_gives_the_verdicts_of_local(
+    ck: Ck, sweep: list[str], ray_cluster: str, shared_cache: str
+) -> None:
+    repros = [p for p in sweep if p.startswith("repros/")]
+    local = triage_states(ck, repros)
+    on_ray = triage_states(ck, repros, "--engine", "ray", env=ray_env(shared_cache, ray_cluster))
+    assert on_ray["verdicts"] == local["verdicts"] and len(local["verdicts"]) == len(repros)
+    assert (local["engines"], on_ray["engines"]) == ({"local"}, {"ray"})
+
+
 @needs_ray
 def test_ray_gpu_legs_never_overlap(ray_cluster: str) -> None:
     """Legs that ask for the one GPU run one after another; CPU legs run beside them."""
@@ -314,6 +340,18 @@ def test_slurm_gives_the_cells_of_local(
     sandbox_is_honest(on_slurm)
     assert on_slurm["interpreters"][0]["host"] == "slurm:local"
     assert not any((tmp_path / "slurm-shared").iterdir())  # each job's files went with it
+
+
+@needs_submitit
+def test_triage_on_slurm_gives_the_verdicts_of_local(
+    ck: Ck, sweep: list[str], shared_cache: str, tmp_path: Path
+) -> None:
+    repros = [p for p in sweep if p.startswith("repros/")]
+    local = triage_states(ck, repros)
+    env = {**slurm_env(shared_cache, tmp_path), "CONTRIBKIT_RUN_ENGINE": "slurm"}  # the setting
+    on_slurm = triage_states(ck, repros, env=env)
+    assert on_slurm["verdicts"] == local["verdicts"]
+    assert on_slurm["engines"] == {"slurm"}
 
 
 @needs_submitit

@@ -80,15 +80,7 @@ and 1 when every cell was skipped or not available (nothing was checked).
     default=None,
     help="Interpreter on the CUDA host (default: run.cuda_python, i.e. python3).",
 )
-@click.option(
-    "--engine",
-    type=click.Choice(["local", "ray", "slurm"]),
-    default=None,
-    help="Where the legs run (default: run.engine, i.e. local): ray (pip install "
-    "'contribkit[ray]'; ray.address, else RAY_ADDRESS, else a local cluster) or slurm "
-    "(pip install 'contribkit[slurm]'; slurm.folder). --python then names interpreters on "
-    "the workers; see docs/scale-out.md.",
-)
+@options.engine
 @click.option(
     "--per-test",
     is_flag=True,

@@ -80,6 +80,7 @@ Exit 0 when at least one cell gave a verdict, 1 when none did, 2 on bad input.
     default=None,
     help="Interpreter on the CUDA host (default: run.cuda_python, i.e. python3).",
 )
+@options.engine
 @click.option(
     "--markdown",
     is_flag=True,
@@ -98,6 +99,7 @@ def triage(
     allow_network: bool,
     cuda_host: str | None,
     cuda_python: str | None,
+    engine: str | None,
     markdown: bool,
     as_json: bool,
 ) -> int:
@@ -117,6 +119,7 @@ def triage(
       contribkit triage repros/issue-170398 --venvs-dir ~/venvs --devices cpu
       contribkit triage repros/issue-170398 --python ~/t28/bin/python --python ~/t29/bin/python --markdown
       gh issue list -l "module: nn" --json number | contribkit triage --issues - --venvs-dir ~/venvs -j 4
+      contribkit triage repros/ --engine ray --python /opt/t29/bin/python --python /opt/t210/bin/python
     """
     from contribkit.cli.progress import Progress
     from contribkit.run.record import Cell
@@ -144,6 +147,7 @@ def triage(
                 allow_network=allow_network,
                 cuda_host=cuda_host,
                 cuda_python=cuda_python,
+                engine=engine,
             ),
             on_leg,
         )
