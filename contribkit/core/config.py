@@ -72,6 +72,12 @@ KEYS: dict[str, Key] = {
         30.0,
         "Seconds all of one command's GitHub requests may take together (--github-timeout; 0: no limit).",
     ),
+    "github_max_reply_mb": Key(
+        float,
+        20.0,
+        "Largest GitHub reply read, in MB, as sent and once inflated (gzip); a larger one is "
+        "refused.",
+    ),
     "debug.timeout": Key(
         float, 1800.0, "Seconds before a `contribkit debug --run` run is stopped (0: no limit)."
     ),

@@ -11,6 +11,7 @@ import click
 from contribkit.cli import options
 from contribkit.core.errors import BadInput, warn
 from contribkit.core.workspace import Workspace
+from contribkit.issue.model import MAX_ISSUE_NUMBER
 
 if TYPE_CHECKING:
     from contribkit.pr.draft import PrDraft
@@ -27,7 +28,7 @@ found nothing; 1 --check found a violation; 2 bad input (not a git repository, a
 @click.command(epilog=EPILOG)
 @click.option(
     "--issue",
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=1, max=MAX_ISSUE_NUMBER),
     metavar="N",
     default=None,
     help="The issue the PR fixes (default: from the branch name, e.g. fix/issue-170398-x, "
