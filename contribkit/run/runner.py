@@ -627,10 +627,12 @@ def parse_devices(value: str | Sequence[str]) -> list[str]:
 
 
 def progress_line(done: int, total: int, cell: Cell) -> None:
+    from contribkit.core.termsafe import clean
     from contribkit.run.record import cell_text
 
+    line = f"[{done}/{total}] {cell.file} {cell.device} [{cell.interpreter}]: {cell_text(cell)}"
     print(
-        f"[{done}/{total}] {cell.file} {cell.device} [{cell.interpreter}]: {cell_text(cell)}",
+        clean(line, single_line=True),  # a skip reason is the child's text
         file=sys.stderr,
         flush=True,
     )

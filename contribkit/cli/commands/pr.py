@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, TextIO
 import click
 
 from contribkit.cli import options
+from contribkit.cli.output import say
 from contribkit.core.errors import BadInput, warn
 from contribkit.core.workspace import Workspace
 from contribkit.issue.model import MAX_ISSUE_NUMBER
@@ -179,7 +180,7 @@ def pr(
     for message in result.warnings:
         warn(message)
     if written is None:
-        click.echo(result.body, nl=False)
+        say(result.body, nl=False)
     report(result, written, sys.stderr if written is None else sys.stdout)
     return 0
 
@@ -202,7 +203,7 @@ def report(result: PrDraft, written: Path | None, stream: TextIO) -> None:
         if left
         else "placeholders left: none"
     )
-    click.echo("\n".join(lines), file=stream)
+    say("\n".join(lines), file=stream)
 
 
 def read_body(check_file: str) -> tuple[str, str]:
@@ -286,5 +287,5 @@ def check(
     )
     if code == 0:
         note = "" if title is not None else " (title not checked: pass --title)"
-        click.echo(f"ok: {name} follows the PR rules{note}")
+        say(f"ok: {name} follows the PR rules{note}")
     return code

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from contribkit.cli import options
+from contribkit.cli.output import say
 from contribkit.core.termsafe import clean
 from contribkit.run.record import EXPECTATIONS
 
@@ -179,17 +180,17 @@ def show(root: Path, path: Path, record: RunRecord, per_test: bool, as_json: boo
     print_table(header, rows, title=f"contribkit run at {record.short_head}")
     if len(record.interpreters) > 1 or record.interpreters[0].host:
         for interp in record.interpreters:
-            click.echo(f"[{interp.index}] {interp.label}")
+            say(f"[{interp.index}] {interp.label}")
     for note in record.notes:
-        click.echo(f"note: {clean(note, single_line=True)}")
+        say(f"note: {clean(note, single_line=True)}")
     for line in failure_lines(record):
-        click.echo(clean(line, single_line=True))  # details are the child's: no escapes
+        say(clean(line, single_line=True))  # details are the child's: no escapes
     counts: dict[str, int] = {}
     for cell in record.cells:
         counts[cell.status] = counts.get(cell.status, 0) + 1
     summary = ", ".join(f"{n} {status}" for status, n in counts.items())
     total = sum(c.duration_s for c in record.cells)
-    click.echo(f"{len(record.cells)} cells ({summary}), {total:.1f}s of legs")
-    click.echo(f"record: {shown_path}")
+    say(f"{len(record.cells)} cells ({summary}), {total:.1f}s of legs")
+    say(f"record: {shown_path}")
     verdict = ("ok: " if record.ok else "failed: ") + " ".join(record.reason.split())
-    click.echo(verdict if len(verdict) <= 100 else verdict[:99] + "…")
+    say(verdict if len(verdict) <= 100 else verdict[:99] + "…")
