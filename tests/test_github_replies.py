@@ -251,3 +251,17 @@ def test_a_reply_for_another_issue_is_refused(
     assert proc.returncode == 2 and shown in one_error(proc.stderr)
     assert not (fork_repo / "repros" / "issue-9").exists()
     assert not (fork_repo / "repros" / "issue-8").exists()
+
+
+@pytest.mark.parametrize(
+    "listed", ["0\n", "#0\n", f"{10**40}\n", "pytorch/pytorch#0\n", "[0]", f"[{10**40}]", "[true]"]
+)
+def test_triage_issue_lists_have_the_same_bound(tmp_path: Path, listed: str) -> None:
+    from contribkit.triage.sources import read_issue_list
+
+    source = tmp_path / "issues.txt"
+    source.write_text(listed)
+    with pytest.raises(BadInput, match="is not an issue"):
+        read_issue_list(str(source))
+    source.write_text("[7]" if listed.startswith("[") else "#7\n")
+    assert read_issue_list(str(source)) == [7]

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from contribkit.cli import options
+from contribkit.cli.output import say
 from contribkit.core.termsafe import clean
 
 if TYPE_CHECKING:
@@ -160,7 +161,7 @@ def triage(
     elif markdown:
         from contribkit.triage.report import markdown as comment
 
-        click.echo(comment(outcome.record, outcome.root), nl=False)
+        say(comment(outcome.record, outcome.root), nl=False)
     else:
         show(outcome)
     return outcome.exit_code
@@ -179,12 +180,12 @@ def show(outcome: TriageOutcome) -> None:
         title = f"contribkit triage {repro.name}: {count} interpreter(s) x {devices}"
         print_table(header, rows, title=title)
         for line in report.idle_devices(record):
-            click.echo(clean(line, single_line=True))
+            say(clean(line, single_line=True))
         for bound in record.boundaries:
-            click.echo(f"{bound.device}: {bound.text}")
+            say(f"{bound.device}: {bound.text}")
         if not record.boundaries:
-            click.echo("no interpreter gave a verdict: no boundary")
-        click.echo(clean(f"oracle: {repro.oracle}", single_line=True))
+            say("no interpreter gave a verdict: no boundary")
+        say(clean(f"oracle: {repro.oracle}", single_line=True))
     else:
         header, rows = report.sweep_rows(record)
         title = (
@@ -192,13 +193,13 @@ def show(outcome: TriageOutcome) -> None:
         )
         print_table(header, rows, title=title)
         for line in report.idle_devices(record):
-            click.echo(clean(line, single_line=True))
+            say(clean(line, single_line=True))
         _sections(record)
     for interp in record.by_version():
-        click.echo(clean(f"[{interp.index}] {interp.label}", single_line=True))
+        say(clean(f"[{interp.index}] {interp.label}", single_line=True))
     for note in record.notes:
-        click.echo(clean(f"note: {note}", single_line=True))
-    click.echo(f"record: {outcome.record_path}")
+        say(clean(f"note: {note}", single_line=True))
+    say(f"record: {outcome.record_path}")
 
 
 def _sections(record: TriageRecord) -> None:
@@ -208,6 +209,6 @@ def _sections(record: TriageRecord) -> None:
         chosen = [s for s in record.states if s.state == wanted]
         if not chosen:
             continue
-        click.echo(f"{section_title(wanted)} ({len(chosen)}):")
+        say(f"{section_title(wanted)} ({len(chosen)}):")
         for state in chosen:
-            click.echo(clean(f"  {state.repro}: {clip(state.evidence, 200)}", single_line=True))
+            say(clean(f"  {state.repro}: {clip(state.evidence, 200)}", single_line=True))
