@@ -191,10 +191,17 @@ def _bound_connections(origin: Origin, max_bytes: int) -> None:
             body = read_capped(response, max_bytes)
         finally:
             response.close()
-        reply = RequestsResponse(response)
-        text = body.decode(response.encoding or "utf-8", "replace")
-        reply.read = lambda: text  # type: ignore[method-assign]
-        return reply
+        return Reply(response, body.decode(response.encoding or "utf-8", "replace"))
+
+    class Reply(RequestsResponse):
+        """PyGithub's reply, its text read (and bounded) already."""
+
+        def __init__(self, response: requests.Response, text: str) -> None:
+            super().__init__(response)
+            self.text = text
+
+        def read(self) -> str:
+            return self.text
 
     class BoundHTTP(HTTPRequestsConnectionClass):
         def getresponse(self) -> RequestsResponse:
