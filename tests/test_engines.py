@@ -14,7 +14,7 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -188,9 +188,10 @@ def cluster_idle(cpus: float = 2.0, seconds: float = 60.0) -> bool:
     """Whether every CPU of the cluster is free again (no task of ours left running)."""
     import ray
 
+    available: Callable[[], dict[str, float]] = ray.available_resources  # untyped in Ray
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        free: dict[str, float] = ray.available_resources()  # type: ignore[no-untyped-call]
+        free = available()
         if free.get("CPU", 0) >= cpus:
             return True
         time.sleep(0.2)

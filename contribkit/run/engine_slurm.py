@@ -66,7 +66,7 @@ class SlurmEngine(Engine):
         self.folder = Path(tempfile.mkdtemp(prefix="run-", dir=self._shared(config)))
         cluster = None if config.slurm_cluster == "auto" else config.slurm_cluster
         self.executor = submitit.AutoExecutor(folder=str(self.folder / "%j"), cluster=cluster)
-        self.cluster = self.executor.cluster
+        self.cluster: str = str(self.executor.cluster)
         self._pending: dict[str, Any] = {}
 
     @staticmethod
