@@ -17,7 +17,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -172,6 +172,92 @@ def kill_running() -> int:
     return len(procs)
 
 
+# The signals that stop a command (``cli`` turns them into exceptions). While a child starts
+# they are held: one that lands inside Popen, or before the child is registered and waited on,
+# would raise where nothing kills the child (Ctrl-C on a loaded machine, a scheduler's SIGTERM).
+_STOPPING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[list[int]]:
+    """Record the stopping signals that come meanwhile instead of acting on them (only those
+    with a Python handler, and only on the main thread: the one that gets signals)."""
+    held: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield held
+        return
+    previous = {}
+    for sig in _STOPPING:
+        if callable(signal.getsignal(sig)):
+            previous[sig] = signal.signal(sig, lambda signum, frame: held.append(signum))
+    try:
+        yield held
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+class _Capture:
+    """A child's output: the last 256 KiB kept, and (with a log) teed to it redacted and capped."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], log_path: Path | None, log_cap: int):
+        self.proc, self.log_path, self.log_cap = proc, log_path, log_cap
+        self.chunks: list[bytes] = []
+        self.kept = self.written = 0
+        self.truncated = False
+        self.failed: list[OSError] = []  # the log's write error: the child is killed
+        self.log = log_path.open("wb") if log_path else None
+        self.scrubber = redact.StreamRedactor(redact.current()) if self.log is not None else None
+
+    def to_log(self, data: bytes) -> None:
+        if self.log is None or self.failed:
+            return
+        room = self.log_cap - self.written
+        if room > 0:
+            try:
+                self.log.write(data[:room])
+            except OSError as exc:  # ENOSPC, EDQUOT, EFBIG, EIO: the leg cannot go on
+                self.failed.append(exc)
+                _kill_now(self.proc)
+                return
+            self.written += min(room, len(data))
+        if len(data) > room:
+            self.truncated = True
+
+    def pump(self) -> None:
+        stream = self.proc.stdout
+        assert isinstance(stream, io.BufferedReader)
+        for chunk in iter(lambda: stream.read1(65536), b""):
+            self.chunks.append(chunk)
+            self.kept += len(chunk)
+            while self.kept > _TAIL_CHARS * 2 and len(self.chunks) > 1:
+                self.kept -= len(self.chunks.pop(0))
+            if self.scrubber is not None:
+                self.to_log(self.scrubber.feed(chunk))
+
+    def close(self) -> None:
+        """Flush and close the log; WriteFailed when the disk refused any of it."""
+        if self.log is None or self.scrubber is None:
+            return
+        self.to_log(self.scrubber.flush())
+        try:
+            if self.truncated and not self.failed:
+                self.log.write(f"\n[contribkit: log truncated at {self.log_cap} bytes]\n".encode())
+            self.log.close()  # flushes what is buffered: the disk may refuse that too
+        except OSError as exc:
+            self.failed.append(exc)
+            with contextlib.suppress(OSError):
+                self.log.close()
+        if self.failed:
+            _raise_write_failed(self.failed[0], self.log_path)
+
+    def output(self) -> str:
+        output = b"".join(self.chunks).decode("utf-8", errors="replace")[-_TAIL_CHARS:]
+        if self.scrubber is not None:  # a child that runs code; without a log it is raw
+            output = self.scrubber.redactor.text(output)
+        return output
+
+
 def run_child(
     cmd: Sequence[str],
     *,
@@ -189,89 +275,58 @@ def run_child(
     (where there is one). A log that cannot be written (a full disk, a quota, a file size
     limit) kills the child at once and raises :class:`~contribkit.core.fsutil.WriteFailed`:
     its output has nowhere to go, and a child writing to a pipe no one reads would block until
-    its timeout."""
+    its timeout. Whatever stops the caller once the child exists (Ctrl-C, SIGTERM, a log that
+    cannot be opened) kills the child's group first."""
     if confine is not None:
         cmd, env = confine.wrap(cmd, env, cwd)
     start = time.monotonic()
-    proc = subprocess.Popen(
-        list(cmd),
-        cwd=cwd,
-        env=dict(env),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    with _running_lock:
-        _running[proc.pid] = proc
-    chunks: list[bytes] = []
-    state = {"kept": 0, "written": 0, "truncated": False}
-    failed: list[OSError] = []  # the log's write error: the child is killed, nothing more written
-    log = log_path.open("wb") if log_path else None
-    scrubber = redact.StreamRedactor(redact.current()) if log is not None else None
-
-    def to_log(data: bytes) -> None:
-        if log is None or failed:
-            return
-        room = log_cap - state["written"]
-        if room > 0:
-            try:
-                log.write(data[:room])
-            except OSError as exc:  # ENOSPC, EDQUOT, EFBIG, EIO: the leg cannot go on
-                failed.append(exc)
-                _kill_now(proc)
-                return
-            state["written"] += min(room, len(data))
-        if len(data) > room:
-            state["truncated"] = True
-
-    def pump() -> None:
-        stream = proc.stdout
-        assert isinstance(stream, io.BufferedReader)
-        for chunk in iter(lambda: stream.read1(65536), b""):
-            chunks.append(chunk)
-            state["kept"] += len(chunk)
-            while state["kept"] > _TAIL_CHARS * 2 and len(chunks) > 1:
-                state["kept"] -= len(chunks.pop(0))
-            if scrubber is not None:
-                to_log(scrubber.feed(chunk))
-
-    reader = threading.Thread(target=pump, daemon=True)
-    reader.start()
+    proc: subprocess.Popen[bytes] | None = None
+    capture: _Capture | None = None
+    reader: threading.Thread | None = None
     timed_out = False
     try:
+        with _signals_held() as held:
+            proc = subprocess.Popen(
+                list(cmd),
+                cwd=cwd,
+                env=dict(env),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+            with _running_lock:
+                _running[proc.pid] = proc
+            capture = _Capture(proc, log_path, log_cap)
+            thread = threading.Thread(target=capture.pump, daemon=True)
+            thread.start()
+            reader = thread
+        for signum in held:  # now that the child is ours to kill
+            signal.raise_signal(signum)
         proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
+        assert proc is not None
         _kill_group(proc)
     except BaseException:
-        _kill_group(proc)
+        if proc is not None:
+            _kill_group(proc)
         raise
     finally:
-        with contextlib.suppress(ProcessLookupError):  # reap what the leader left in its group
-            os.killpg(proc.pid, signal.SIGKILL)
-        with _running_lock:
-            _running.pop(proc.pid, None)
-        reader.join(timeout=5)
-        if log is not None and scrubber is not None:
-            to_log(scrubber.flush())
-            try:
-                if state["truncated"] and not failed:
-                    log.write(f"\n[contribkit: log truncated at {log_cap} bytes]\n".encode())
-                log.close()  # flushes what is buffered: the disk may refuse that too
-            except OSError as exc:
-                failed.append(exc)
-                with contextlib.suppress(OSError):
-                    log.close()
-            if failed:
-                _raise_write_failed(failed[0], log_path)
-    output = b"".join(chunks).decode("utf-8", errors="replace")[-_TAIL_CHARS:]
-    if scrubber is not None:  # a child that runs code; without a log (gh auth token) it is raw
-        output = scrubber.redactor.text(output)
+        if proc is not None:
+            with contextlib.suppress(ProcessLookupError):  # reap what the leader left in its group
+                os.killpg(proc.pid, signal.SIGKILL)
+            with _running_lock:
+                _running.pop(proc.pid, None)
+        if reader is not None:
+            reader.join(timeout=5)
+        if capture is not None:
+            capture.close()
+    assert proc is not None and capture is not None
     return ChildResult(
         returncode=None if timed_out else proc.returncode,
-        output=output,
+        output=capture.output(),
         duration_s=time.monotonic() - start,
         timed_out=timed_out,
-        log_truncated=bool(state["truncated"]),
+        log_truncated=capture.truncated,
     )
