@@ -243,6 +243,31 @@ def test_a_signal_mid_bisect_restores_the_branch(
     assert_restored(h)
 
 
+def test_a_build_that_changes_tracked_files_does_not_stop_the_bisect(
+    run_cli: RunCli, history: History
+) -> None:
+    """A build that rewrites a tracked file (a generated header, a version file) would make
+    every later checkout refuse; what the build changed is put back before each checkout, said
+    in a note, and the tree ends as clean as it started."""
+    h = history
+    proc = bisect(
+        run_cli,
+        h,
+        "--good",
+        h.shas[0],
+        "--bad",
+        "main",
+        "--build-cmd",
+        "sh build.sh; echo built >> history.txt",
+        "--json",
+    )
+    assert proc.returncode == 0, proc.stderr
+    result: dict[str, Any] = json.loads(proc.stdout)
+    assert result["culprit"]["sha"] == h.shas[BUG_AT]
+    assert any("history.txt" in note for note in result["notes"]), result["notes"]
+    assert_restored(h)
+
+
 def test_a_different_exception_is_skipped_unless_crash_is_bad(
     run_cli: RunCli, tmp_path: Path, shared_cache: str
 ) -> None:

@@ -141,6 +141,16 @@ def uncommitted(root: Path) -> list[str]:
     return [line[3:] for line in out.splitlines() if line.strip()]
 
 
+def put_back_tracked(root: Path) -> list[str]:
+    """Undo what a build changed in tracked files, else the next checkout refuses (a generated
+    header, a version file rewritten in place); returns the files. The tree was clean when the
+    bisect began, so every such change is the build's own; untracked files stay."""
+    changed = uncommitted(root)
+    if changed:
+        git("reset", "--hard", "--quiet", cwd=root)
+    return changed
+
+
 def in_progress(root: Path) -> bool:
     return git_path(root, "BISECT_START").exists()
 
@@ -188,11 +198,16 @@ def _mark(root: Path, args: list[str]) -> BisectState:
 def restore(root: Path, original: Checkout) -> str | None:
     """End any bisect and check ``original`` out again; None when done, else what failed.
 
-    Runs on every way out of a bisect (success, error, Ctrl-C, SIGTERM), so a second Ctrl-C
+    Tracked files a build changed are put back first (see :func:`put_back_tracked`). Runs on
+    every way out of a bisect (success, error, Ctrl-C, SIGTERM), so a second Ctrl-C
     must not cut it short: SIGINT is ignored meanwhile, and git runs in its own session, out of
     reach of the terminal's signals."""
     with _sigint_ignored():
         problems = []
+        if uncommitted(root):  # a build stopped midway: its changes, as put_back_tracked
+            code, why = _quiet_git(root, "reset", "--hard", "--quiet")
+            if code != 0:
+                problems.append(f"git reset --hard: {why}")
         if in_progress(root):
             code, why = _quiet_git(root, "bisect", "reset", original.ref)
             if code != 0:

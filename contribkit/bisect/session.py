@@ -248,6 +248,7 @@ def _bisect(
     for role, commit, wanted in (("bad", outcome.bad, BAD), ("good", outcome.good, GOOD)):
         gitbisect.checkout(root, commit.sha)
         step = run_step(setup, commit, role, 0)
+        _put_back(root, outcome)
         outcome.checks.append(step)
         if reporter:
             reporter.step(step, len(outcome.checks), estimate)
@@ -264,6 +265,7 @@ def _bisect(
     while not state.done:
         sha = gitbisect.checkout_state(root).sha
         step = run_step(setup, gitbisect.commit_info(root, sha), "step", len(outcome.steps) + 1)
+        _put_back(root, outcome)
         outcome.steps.append(step)
         state = gitbisect.mark(root, step.mark)
         done = 2 + len(outcome.steps)
@@ -281,6 +283,14 @@ def _bisect(
             f"only skipped commits are left: the first bad commit is one of "
             f"{len(outcome.candidates)}"
         )
+
+
+def _put_back(root: Path, outcome: BisectOutcome) -> None:
+    changed = gitbisect.put_back_tracked(root)
+    note = "the build changes tracked files; they were put back after each step"
+    if changed and not any(n.startswith(note) for n in outcome.notes):
+        more = f" and {len(changed) - 1} more" if len(changed) > 1 else ""
+        outcome.notes.append(f"{note} ({changed[0]}{more})")
 
 
 def _write_record(root: Path, record_id: str, outcome: BisectOutcome) -> str:
