@@ -268,6 +268,29 @@ def test_a_build_that_changes_tracked_files_does_not_stop_the_bisect(
     assert_restored(h)
 
 
+def test_a_checkout_that_git_refuses_is_one_error_line(run_cli: RunCli, history: History) -> None:
+    """An untracked file where a commit of the range tracks one (git: "untracked working tree
+    files would be overwritten"): one error line naming it, exit 2, the branch back."""
+    h = history
+    git = sh.git
+    (h.repo / "extra.txt").write_text("tracked here\n")
+    git(h.repo, "add", "extra.txt")
+    git(h.repo, "commit", "-q", "-m", "Add extra.txt")
+    with_extra = git(h.repo, "rev-parse", "HEAD")
+    git(h.repo, "rm", "-q", "extra.txt")
+    git(h.repo, "commit", "-q", "-m", "Drop extra.txt")
+    (h.repo / "extra.txt").write_text("mine, untracked\n")
+    h.shas.append(git(h.repo, "rev-parse", "HEAD"))  # where assert_restored expects main
+    proc = bisect(
+        run_cli, h, "--good", h.shas[0], "--bad", with_extra, "--build-cmd", "sh build.sh"
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("contribkit: error: git checkout"), proc.stderr
+    assert "extra.txt" in proc.stderr and "internal error" not in proc.stderr
+    assert (h.repo / "extra.txt").read_text() == "mine, untracked\n"
+    assert_restored(h)
+
+
 def test_a_different_exception_is_skipped_unless_crash_is_bad(
     run_cli: RunCli, tmp_path: Path, shared_cache: str
 ) -> None:

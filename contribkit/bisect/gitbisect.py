@@ -156,7 +156,16 @@ def in_progress(root: Path) -> bool:
 
 
 def checkout(root: Path, sha: str) -> None:
-    git("checkout", "--quiet", "--detach", sha, cwd=root)
+    """Check ``sha`` out detached; BadInput when git refuses (an untracked file where the
+    commit tracks one, a locked index), with git's reason in one line."""
+    try:
+        git("checkout", "--quiet", "--detach", sha, cwd=root)
+    except GitError as exc:
+        why = " ".join(line.strip() for line in str(exc).splitlines() if line.strip() != "Aborting")
+        raise BadInput(
+            f"git checkout {sha[:10]} failed: {why.removeprefix('error: ')}",
+            hint="move the files git names out of the way (or commit them), then run it again",
+        ) from None
 
 
 def start(root: Path, bad: str, good: str, first_parent: bool, paths: Sequence[str]) -> BisectState:
