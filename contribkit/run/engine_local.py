@@ -12,6 +12,7 @@ from __future__ import annotations
 import queue
 import socket
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING
@@ -39,6 +40,8 @@ class ThreadEngine(Engine):
         super().__init__(jobs)
         self.gpus = list(gpus)
         self._stopping = threading.Event()
+        self._active = 0  # workers inside run_one
+        self._active_lock = threading.Lock()
 
     def run_one(self, task: LegTask, gpu: str | None) -> LegResult:
         raise NotImplementedError
@@ -54,9 +57,13 @@ class ThreadEngine(Engine):
             if self._stopping.is_set():
                 return None
             gpu = free.get() if task.gpu and self.gpus else None
+            with self._active_lock:
+                self._active += 1
             try:
                 return self.run_one(task, gpu)
             finally:
+                with self._active_lock:
+                    self._active -= 1
                 if gpu is not None:
                     free.put(gpu)
 
@@ -90,9 +97,19 @@ class ThreadEngine(Engine):
             kill_running()
             wait(futures, timeout=0.1)
 
-    def cancel(self) -> None:
+    def cancel(self, patience: float = 30.0) -> None:
+        """Stop every leg: until no worker is inside a leg, for a leg whose child started
+        between the stop and a kill (it would run to its own timeout, and the caller waits)."""
         self._stopping.set()
-        kill_running()
+        deadline = time.monotonic() + patience
+        while True:
+            kill_running()
+            with self._active_lock:
+                if self._active == 0:
+                    return
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.1)
 
 
 class LocalEngine(ThreadEngine):
