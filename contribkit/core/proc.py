@@ -23,28 +23,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from contribkit.core import redact
+from contribkit.core.fsutil import open_new
+from contribkit.target.reproconfine import SECRET_NAMES
 
 if TYPE_CHECKING:
     from contribkit.core.sandbox import Confinement
 
 # Documented in the README ("Safety"); extend with the `scrub_env` setting. A variable whose
 # value holds a URL with credentials (scheme://user:password@) is a secret whatever its name.
-SECRET_PATTERNS: tuple[str, ...] = (
-    "GH_TOKEN",
-    "GITHUB_TOKEN",
-    "GH_ENTERPRISE_TOKEN",
-    "GITHUB_ENTERPRISE_TOKEN",
-    "TOKEN",
-    "*_TOKEN",
-    "*_TOKEN_*",
-    "*TOKEN*",
-    "*_PAT",
-    "*_SECRET*",
-    "*_PASSWORD*",
-    "*_KEY",
-    "AWS_*",
-    "DATABASE_URL",
-)
+# One list with the repro scripts' own (target/reproconfine.py), which cannot import contribkit.
+SECRET_PATTERNS: tuple[str, ...] = SECRET_NAMES
 
 DEFAULT_LOG_CAP = 8 * 1024 * 1024
 _TAIL_CHARS = 256 * 1024
@@ -184,7 +172,7 @@ def run_child(
         _running[proc.pid] = proc
     chunks: list[bytes] = []
     state = {"kept": 0, "written": 0, "truncated": False}
-    log = log_path.open("wb") if log_path else None
+    log = open_new(log_path, replace=True) if log_path else None
     scrubber = redact.StreamRedactor(redact.current()) if log is not None else None
 
     def to_log(data: bytes) -> None:

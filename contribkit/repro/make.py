@@ -70,8 +70,10 @@ class ReproResult:
 
 
 def default_out_dir(ws: Workspace, name: str) -> Path:
+    from contribkit.core.workspace import repros_path
+
     base = ws.root if ws.root is not None else Path.cwd()
-    return base / str(ws.settings.text("repros_dir")) / name
+    return repros_path(base, ws.settings) / name
 
 
 def scratch_patterns(ws: Workspace, out_dir: Path, written: list[str]) -> tuple[str, ...]:

@@ -103,7 +103,7 @@ def plan_for(issue: Issue, cache: JsonCache | None, timeout: float = 300.0) -> R
     return plan
 
 
-RUNTIME_FILES = ("reprojudge.py", "reprolib.py")  # embedded in this order
+RUNTIME_FILES = ("reprojudge.py", "reproconfine.py", "reprolib.py")  # embedded in this order
 _JUDGE_IMPORT = re.compile(
     r"^# contribkit:judge-import\b.*?^# contribkit:end-judge-import\n", re.M | re.S
 )
@@ -113,24 +113,24 @@ _IMPORT = re.compile(r"^(?:import (\w+)|from (\w+) import ([\w, ]+))\n", re.M)
 
 
 def runtime_source() -> str:
-    """The repro runtime as one script's text: the judging functions, then the driver without
-    its import of them, nor the imports the judging part made already."""
+    """The repro runtime as one script's text: the judging functions, the confinement, then the
+    driver without its import of them; each file without the imports an earlier one made."""
     folder = resources.files("contribkit.target")
-    judge, driver = (folder.joinpath(name).read_text(encoding="utf-8") for name in RUNTIME_FILES)
+    texts = [folder.joinpath(name).read_text(encoding="utf-8") for name in RUNTIME_FILES]
     had: set[str] = set()
-    for match in _IMPORT.finditer(judge):
-        had.update(
-            [match[1]] if match[1] else [f"{match[2]}.{n.strip()}" for n in match[3].split(",")]
-        )
 
     def new_names(match: re.Match[str]) -> str:
         if match[1]:
-            return "" if match[1] in had else match[0]
+            if match[1] in had:
+                return ""
+            had.add(match[1])
+            return match[0]
         names = [n.strip() for n in match[3].split(",") if f"{match[2]}.{n.strip()}" not in had]
+        had.update(f"{match[2]}.{n}" for n in names)
         return f"from {match[2]} import {', '.join(names)}\n" if names else ""
 
-    driver = _IMPORT.sub(new_names, _JUDGE_IMPORT.sub("", driver))
-    return judge.rstrip("\n") + "\n\n\n" + driver.rstrip("\n")
+    parts = [_IMPORT.sub(new_names, _JUDGE_IMPORT.sub("", text)).rstrip("\n") for text in texts]
+    return "\n\n\n".join(parts)
 
 
 def input_hash(issue: Issue) -> str:

@@ -32,10 +32,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from contribkit import __version__
+from contribkit.core.confine import leg_space, run_code
 from contribkit.core.errors import BadInput, warn
-from contribkit.core.proc import ChildResult, kill_running, run_child, scrubbed_env
+from contribkit.core.fsutil import open_new
+from contribkit.core.proc import ChildResult, kill_running
 from contribkit.core.redact import redact
-from contribkit.core.sandbox import Confinement, Sandbox
+from contribkit.core.sandbox import Sandbox
 from contribkit.core.verdict import last_line, parse_verdict
 from contribkit.git import cmd as gitcmd
 from contribkit.run.record import (
@@ -147,7 +149,9 @@ def default_paths(
     notes: list[str] = []
     paths: list[Path] = []
     if facts.issue_number is not None:
-        folder = root / settings.text("repros_dir") / f"issue-{facts.issue_number}"
+        from contribkit.core.workspace import repros_path
+
+        folder = repros_path(root, settings) / f"issue-{facts.issue_number}"
         if (folder / "repro.py").is_file():
             paths.append(folder)
         else:
@@ -226,14 +230,14 @@ class LegOutput:
     error: str | None = None  # the leg could not be started where it should run
 
     @classmethod
-    def from_child(cls, result: ChildResult, junit_path: Path | None) -> LegOutput:
+    def from_child(cls, result: ChildResult, junit: str | None, junit_path: Path) -> LegOutput:
+        """The leg's outcome; its JUnit report (``junit``, as the leg wrote it in its scratch
+        folder) is redacted and kept at ``junit_path``, a new file contribkit writes."""
         xml = None
-        if junit_path is not None and junit_path.is_file():
-            xml = junit_path.read_text(encoding="utf-8", errors="replace")
-            clean = redact(xml)
-            if clean != xml:  # the leg wrote it: it may hold what the leg could read
-                junit_path.write_text(clean, encoding="utf-8")
-                xml = clean
+        if junit is not None:
+            xml = redact(junit)  # the leg wrote it: it may hold what the leg could read
+            with open_new(junit_path, replace=True) as fh:
+                fh.write(xml.encode("utf-8"))
         return cls(result.returncode, result.timed_out, result.output, result.duration_s, xml)
 
 
@@ -296,10 +300,42 @@ class LegRunner:
         name = f"{stem}.{leg.device}.{leg.column.interpreter.index}"
         return self.logs_dir / f"{name}.log", self.logs_dir / f"{name}.xml"
 
+    def run_local(self, leg: Leg, gpu: str | None, log_path: Path, junit_path: Path) -> LegOutput:
+        """Run ``leg`` here: the one confined path of ``run`` (and of the commands built on its
+        legs, ``bisect`` and ``triage``), in a scratch folder of its own."""
+        kind = leg.target.kind
+        with leg_space() as space:
+            junit = space.path("junit.xml") if kind != "repro" else None
+            argv = leg_argv(
+                leg.column.interpreter.path,
+                kind,
+                str(leg.target.path),
+                leg.device,
+                str(junit) if junit else None,
+                self.options.keyword,
+            )
+            try:
+                result = run_code(
+                    argv,
+                    space=space,
+                    sandbox=self.options.sandbox,
+                    python=leg.column.interpreter.path,
+                    readable=(self.root, leg.target.path.parent),
+                    cwd=leg.target.path.parent if kind == "repro" else self.root,
+                    env=leg_env(leg.device, kind, gpu),
+                    scrub=self.options.scrub,
+                    gpu=leg.device == "cuda",
+                    timeout=self.options.timeout,
+                    log_path=log_path,
+                )
+            except OSError as exc:  # the interpreter vanished or is not executable
+                return LegOutput(None, False, "", 0.0, error=f"could not start {argv[0]}: {exc}")
+            report = space.read("junit.xml") if junit is not None else None
+            return LegOutput.from_child(result, report, junit_path)
+
     def run(self, leg: Leg, gpu: str | None) -> Cell:
         log_path, junit_path = self.paths_for(leg)
         kind = leg.target.kind
-        junit = junit_path if kind != "repro" else None
         env = leg_env(leg.device, kind, gpu)
         if leg.column.remote is not None:
             output = leg.column.remote.run_leg(
@@ -312,36 +348,7 @@ class LegRunner:
                 log_path=log_path,
             )
         else:
-            argv = leg_argv(
-                leg.column.interpreter.path,
-                kind,
-                str(leg.target.path),
-                leg.device,
-                str(junit) if junit else None,
-                self.options.keyword,
-            )
-            if junit is not None:
-                junit.unlink(missing_ok=True)
-            confine = Confinement(
-                self.options.sandbox,
-                python=leg.column.interpreter.path,
-                readable=(self.root, leg.target.path.parent),
-                writable=(self.logs_dir,),
-                gpu=leg.device == "cuda",
-            )
-            try:
-                result = run_child(
-                    argv,
-                    env=scrubbed_env(extra_patterns=self.options.scrub, overrides=env),
-                    cwd=leg.target.path.parent if kind == "repro" else self.root,
-                    timeout=self.options.timeout,
-                    log_path=log_path,
-                    confine=confine,
-                )
-            except OSError as exc:  # the interpreter vanished or is not executable
-                output = LegOutput(None, False, "", 0.0, error=f"could not start {argv[0]}: {exc}")
-            else:
-                output = LegOutput.from_child(result, junit)
+            output = self.run_local(leg, gpu, log_path, junit_path)
         cell = Cell(
             file=relpath(leg.target.path, self.root),
             kind=kind,

@@ -109,14 +109,9 @@ def options_for(request: RunRequest, settings: Settings) -> RunOptions:
             f"--require {missing[0]} needs {missing[0]} in --devices",
             hint=f"add it: --devices {','.join([*device_list, *missing])}",
         )
-    from contribkit.core.cache import cache_root
-    from contribkit.core.sandbox import choose
+    from contribkit.core.sandbox import from_settings
 
-    sandbox = choose(
-        settings.text("run.sandbox"),
-        network=request.allow_network,
-        cache=cache_root(settings) / "compile",
-    )
+    sandbox = from_settings(settings, network=request.allow_network)
     return runner.RunOptions(
         devices=device_list,
         require=required,

@@ -5,21 +5,20 @@
 #   contribkit-verdict: <VERDICT> [<oracle>] <detail>
 # with exit 0 NOT_REPRODUCED, 1 REPRODUCED, 125 CANNOT_RUN (compatible with `git bisect run`).
 # The script re-runs itself in a child process under a time limit, so that a hang ends in
-# CANNOT_RUN and a crash (a signal) is seen and judged.
+# CANNOT_RUN and a crash (a signal) is seen and judged; that child is confined (reproconfine.py).
 import argparse
 import atexit
 import json
 import os
 import random
-import signal
 import subprocess
 import sys
-import tempfile
 import time
 import traceback
 from typing import Any, Callable, Dict, List, NoReturn, Optional
 
-# contribkit:judge-import (a script holds reprojudge.py's text above instead of this import)
+# contribkit:judge-import (a script holds reprojudge.py's and reproconfine.py's text above)
+from contribkit.target.reproconfine import Confined
 from contribkit.target.reprojudge import (
     compare_unit,
     describe,
@@ -154,6 +153,7 @@ class Repro:
         self._argv: List[str] = []
         self._started = 0.0
         self._differential: "Optional[tuple[Callable[[], Any], Callable[[], Any]]]" = None
+        self._confined: Optional[Confined] = None  # the supervisor's confined child
 
     # -- start ------------------------------------------------------------------------
     def start(self, argv: Optional[List[str]] = None) -> str:
@@ -169,7 +169,7 @@ class Repro:
             "--timeout",
             type=float,
             default=self.timeout,
-            help="seconds before CANNOT_RUN (default %(default)s; 0: no limit, no child process)",
+            help="seconds before CANNOT_RUN (default %(default)s; 0: no limit)",
         )
         self._argv = list(sys.argv)
         self._started = time.monotonic()
@@ -177,7 +177,7 @@ class Repro:
         self.as_json = args.json
         self.timeout = args.timeout
         self.device = args.device or os.environ.get("CONTRIBKIT_DEVICE") or self.default_device
-        if self.timeout > 0 and os.environ.get(CHILD_ENV) != "1" and os.path.isfile(sys.argv[0]):
+        if os.environ.get(CHILD_ENV) != "1" and os.path.isfile(sys.argv[0]):
             self._supervise()
         sys.argv = sys.argv[:1] + rest  # the issue's code may read its own arguments
         tee = ("units", "determinism")
@@ -194,69 +194,69 @@ class Repro:
         return self.device
 
     def _supervise(self) -> NoReturn:
-        """Run this script again in a child under the time limit; judge a crash or a hang.
+        """Run this script again in a confined child under the time limit; judge a crash or a
+        hang.
 
         For the determinism oracle, a child that ran the code to its end writes what it printed
         to a file and exits COMPARE_EXIT; a second child runs it again, and the two compare."""
         env = dict(os.environ, **{CHILD_ENV: "1"})
         self._done = True
-        deadline = time.monotonic() + self.timeout
+        self._confined = Confined()
+        deadline = time.monotonic() + self.timeout if self.timeout > 0 else None
         if self.evidence.get("determinism"):  # the two runs differ in torch, not in str hashes
             env["PYTHONHASHSEED"] = "0"
         if not self.evidence.get("determinism"):
             self._relay(self._child(env, deadline))
-        with tempfile.TemporaryDirectory(prefix="contribkit-repro-") as folder:
-            runs: List[List[str]] = []
-            for run in (1, 2):
-                env[OUTPUT_ENV] = path = os.path.join(folder, "run%d.json" % run)
-                code = self._child(env, deadline)
-                if code != COMPARE_EXIT or not os.path.isfile(path):
-                    self._relay(code)
-                with open(path, encoding="utf-8") as handle:
-                    runs.append(list(json.load(handle)))
-                if run == 1:
-                    print("contribkit: running the code again to compare", file=sys.stderr)
-            verdict, detail = judge_runs(runs[0], runs[1])
+        runs: List[List[str]] = []
+        for run in (1, 2):
+            env[OUTPUT_ENV] = path = os.path.join(self._confined.scratch, "run%d.json" % run)
+            code = self._child(env, deadline)
+            try:  # the child wrote it: never through a link it planted
+                handle = os.fdopen(os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)))
+            except OSError:
+                self._relay(code)
+            if code != COMPARE_EXIT:
+                self._relay(code)
+            with handle:
+                runs.append([str(line) for line in json.load(handle)])
+            if run == 1:
+                print("contribkit: running the code again to compare", file=sys.stderr)
+        verdict, detail = judge_runs(runs[0], runs[1])
         if verdict == "NOT_REPRODUCED" and self.evidence.get("determinism_within"):
             verdict = "CANNOT_RUN"
             detail += ", but the code compares results within one run: read what it printed"
         self.verdict(verdict, detail, "determinism" if verdict != "CANNOT_RUN" else "")
 
-    def _child(self, env: Dict[str, str], deadline: float) -> int:
-        """The exit code of this script run again in a child, before ``deadline``."""
+    def _child(self, env: Dict[str, str], deadline: Optional[float]) -> int:
+        """The exit code of this script run again in a confined child, before ``deadline``;
+        nothing it started outlives it."""
+        assert self._confined is not None
         try:
-            child = subprocess.Popen(
-                [sys.executable, *sys.argv], env=env, start_new_session=os.name == "posix"
-            )
+            child = self._confined.start([sys.executable, *sys.argv], env)
         except OSError as exc:
             self.verdict("CANNOT_RUN", "could not start the child process: " + describe(exc))
         try:
-            return child.wait(timeout=max(deadline - time.monotonic(), 0.01))
+            left = None if deadline is None else max(deadline - time.monotonic(), 0.01)
+            code = child.wait(timeout=left)
         except subprocess.TimeoutExpired:
-            self._kill(child)
+            self._confined.end(child)
             self.verdict("CANNOT_RUN", "timed out after %g s" % self.timeout)
         except KeyboardInterrupt:
-            self._kill(child)
+            self._confined.end(child)
+            self._confined.remove()
             os._exit(130)
+        self._confined.end(child)
+        return code
 
     def _relay(self, code: int) -> NoReturn:
         """End as the child ended: its verdict, a signal judged, or CANNOT_RUN."""
         if code in VERDICT_EXIT.values() or code == 130:
+            if self._confined is not None:
+                self._confined.remove()
             os._exit(code)
         if code < 0:
             self._judge_signal(-code)
         self.verdict("CANNOT_RUN", "the script exited with %d and no verdict" % code)
-
-    @staticmethod
-    def _kill(child: "subprocess.Popen[bytes]") -> None:
-        try:
-            if os.name == "posix":
-                os.killpg(child.pid, signal.SIGKILL)
-            else:
-                child.kill()
-        except OSError:
-            pass
-        child.wait()
 
     def _judge_signal(self, number: int) -> NoReturn:
         name = signal_name(number)
@@ -636,6 +636,8 @@ class Repro:
             verdict, oracle = "CANNOT_RUN", ""
             detail += "; run it where it does not skip, or remove the skip"
         self._done = True
+        if self._confined is not None:
+            self._confined.remove()
         code = VERDICT_EXIT[verdict]
         sys.stderr.flush()
         if self.as_json:

@@ -128,12 +128,18 @@ def _builder(
         result = probe_target(ws.python(), probe, ws.settings)
         return partial(module_spec, result, init_args, test_name, check=check)
     if request.from_repro:
-        folder = resolve_repro_dir(request.from_repro, base / ws.settings.text("repros_dir"))
+        from contribkit.core.workspace import repros_path
+
+        folder = resolve_repro_dir(request.from_repro, repros_path(base, ws.settings))
         source = read_repro(folder)
         script = folder / "repro.py"
         verdicts = recorded_verdicts(ws.root, script) if ws.root is not None else None
         if verdicts is None:
-            verdicts = run_verdicts(ws.python(), script, ws.settings.names("scrub_env"))
+            from contribkit.core.sandbox import from_settings
+
+            verdicts = run_verdicts(
+                ws.python(), script, ws.settings.names("scrub_env"), from_settings(ws.settings)
+            )
         gate = replace(judge(verdicts, request.force), force=request.force)
         return partial(repro_spec, source, test_name, gate=gate)
     assert test_name is not None

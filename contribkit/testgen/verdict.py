@@ -14,8 +14,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from contribkit.core.confine import leg_space, run_code
 from contribkit.core.errors import BadInput
-from contribkit.core.proc import run_child, scrubbed_env
+from contribkit.core.sandbox import Sandbox
 from contribkit.core.verdict import parse_verdict
 from contribkit.run.record import records_newest_first
 
@@ -98,15 +99,26 @@ def recorded_verdicts(root: Path, script: Path) -> Verdicts | None:
     return latest
 
 
-def run_verdicts(python: str, script: Path, scrub: list[str]) -> Verdicts:
+def run_verdicts(python: str, script: Path, scrub: list[str], sandbox: Sandbox) -> Verdicts:
     """Run ``repro.py`` on its default device (and on CPU when that device is missing and the
-    code can run on CPU), as ``contribkit run`` would."""
+    code can run on CPU), confined as ``contribkit run`` runs it."""
     found = []
     for device in (None, "cpu"):
         argv = [python, script.name, *(["--device", device] if device else [])]
-        env = scrubbed_env(extra_patterns=scrub, overrides={"PYTHONDONTWRITEBYTECODE": "1"})
         try:
-            result = run_child(argv, env=env, cwd=script.parent, timeout=REPRO_TIMEOUT_S)
+            with leg_space() as space:
+                result = run_code(
+                    argv,
+                    space=space,
+                    sandbox=sandbox,
+                    python=python,
+                    readable=(script.parent,),
+                    cwd=script.parent,
+                    env={"PYTHONDONTWRITEBYTECODE": "1"},
+                    scrub=scrub,
+                    gpu=device is None,
+                    timeout=REPRO_TIMEOUT_S,
+                )
         except OSError as exc:
             raise BadInput(
                 f"could not run {script} ({exc})", hint="pass --python with your PyTorch build"
