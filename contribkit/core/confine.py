@@ -12,7 +12,10 @@ legs) calls :func:`run_code` with a :class:`LegSpace`. The child gets:
   ``TRITON_CACHE_DIR``): never the user's, never shared with another leg;
 - the sandbox and limits of :mod:`contribkit.core.sandbox`;
 - a parent whose own ``/proc`` files (its environment, with the token) it cannot read, sandbox
-  or not (Linux: contribkit makes itself non-dumpable before it starts such a child).
+  or not (Linux: contribkit makes itself non-dumpable before it starts such a child);
+- no survivor: under bwrap its PID namespace dies with it; without, contribkit is the child
+  subreaper of what it leaves and kills those processes once no child runs
+  (:func:`contribkit.core.proc.end_orphans`).
 
 What the child writes is read back through :meth:`LegSpace.read` (no link followed, capped),
 and contribkit's own files beside it (logs) are opened by :func:`contribkit.core.fsutil.open_new`
@@ -29,7 +32,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from contribkit.core.fsutil import read_untrusted
-from contribkit.core.proc import DEFAULT_LOG_CAP, ChildResult, run_child, scrubbed_env
+from contribkit.core.proc import (
+    DEFAULT_LOG_CAP,
+    ChildResult,
+    end_orphans,
+    run_child,
+    scrubbed_env,
+)
 from contribkit.core.sandbox import Confinement, Sandbox
 from contribkit.target import reproconfine
 
@@ -94,6 +103,7 @@ def run_code(
     ``writable``: artefact folders besides its scratch folder (never where ``log_path`` is);
     ``env``: what it adds to its environment."""
     reproconfine.hide_environ()
+    reproconfine.become_subreaper()
     confine = Confinement(
         sandbox,
         python=python,
@@ -101,12 +111,16 @@ def run_code(
         writable=(space.scratch, *writable),
         gpu=gpu,
     )
-    return run_child(
-        cmd,
-        env=code_env(space, scrub, env or {}),
-        cwd=cwd,
-        timeout=timeout,
-        log_path=log_path,
-        log_cap=log_cap,
-        confine=confine,
-    )
+    try:
+        return run_child(
+            cmd,
+            env=code_env(space, scrub, env or {}),
+            cwd=cwd,
+            timeout=timeout,
+            log_path=log_path,
+            log_cap=log_cap,
+            confine=confine,
+        )
+    finally:
+        marker = f"{reproconfine.SANDBOX_ENV}={'bwrap' if sandbox.active else 'none'}"
+        end_orphans(marker.encode())

@@ -141,6 +141,48 @@ def kill_running() -> int:
     return len(procs)
 
 
+def end_orphans(marker: bytes) -> int:
+    """Kill what code children left behind, once none of them runs: the processes reparented
+    to contribkit (a child subreaper on Linux, see :func:`contribkit.core.confine.run_code`)
+    whose environment holds ``marker``, with their trees; reap them. Returns how many.
+
+    Without a sandbox's PID namespace this is what ends a daemon that left its process group
+    and session (``setsid``, fork twice) before the leg ended."""
+    ended = 0
+    for _ in range(20):
+        with _running_lock:
+            if _running:
+                return ended
+        me = os.getpid()
+        found = [pid for pid in descendants([me]) if _parent(pid) == me and _marked(pid, marker)]
+        if not found:
+            return ended
+        for pid in [*descendants(found), *found]:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        for pid in found:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+        ended += len(found)
+    return ended
+
+
+def _parent(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return int(fh.read().rsplit(b")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _marked(pid: int, marker: bytes) -> bool:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as fh:
+            return marker in fh.read().split(b"\0")
+    except OSError:
+        return False
+
+
 def run_child(
     cmd: Sequence[str],
     *,

@@ -143,10 +143,10 @@ def scratch_env(scratch: str) -> Dict[str, str]:
     return env
 
 
-def hide_environ() -> None:
+def hide_environ() -> bool:
     """Make this process's /proc files (its environment first) unreadable by other processes
-    of the user: it holds the token its children do not get. Linux only; a no-op elsewhere."""
-    _prctl(_PR_SET_DUMPABLE, 0)
+    of the user: it holds the token its children do not get. Linux only; False elsewhere."""
+    return _prctl(_PR_SET_DUMPABLE, 0)
 
 
 def become_subreaper() -> bool:
