@@ -64,6 +64,7 @@ def send(path):
         conn.settimeout(3)
         conn.connect(path)
         conn.sendall(b"from issue code")
+        conn.recv(10)  # the server's ack: what it got is recorded before the code goes on
 """
 ENDING = """
 print("contribkit-verdict: NOT_REPRODUCED found: " + " | ".join(found), flush=True)
@@ -80,7 +81,8 @@ class Scene:
     home: Path
     env: dict[str, str]  # the user's environment: tokens, sockets, config folders
     secrets: dict[str, str]  # where -> the dummy secret kept there
-    paths: dict[str, str]  # what the body sees as P
+    paths: dict[str, str]  # what the body sees as P (with path_lists)
+    path_lists: dict[str, list[str]]
     sockets: dict[str, list[bytes]] = field(default_factory=dict)  # name -> what each got
 
     @property
@@ -143,17 +145,19 @@ def make_scene(root: Path) -> Scene:
         "fork": str(fork),
         "home": str(home),
         "bashrc": str(home / ".bashrc"),
+        "docker_sock": str(outside / "docker.sock"),
+        "user_cache": str(outside / "user-inductor-cache"),
+        "marker": f"contribkit-attack-{os.getpid()}-{root.name}",
+    }
+    path_lists = {
         "hosts": [
             str(home / ".config/gh/hosts.yml"),
             str(outside / "gh/hosts.yml"),
             str(outside / "xdg/gh/hosts.yml"),
         ],
         "stores": [str(outside / "store"), str(home / ".git-credentials")],
-        "docker_sock": str(outside / "docker.sock"),
-        "user_cache": str(outside / "user-inductor-cache"),
-        "marker": f"contribkit-attack-{os.getpid()}-{root.name}",
     }
-    return Scene(root, fork, home, env, secrets, paths)
+    return Scene(root, fork, home, env, secrets, paths, path_lists)
 
 
 @contextmanager
@@ -182,6 +186,8 @@ def listening(scene: Scene) -> Iterator[None]:
             with conn:
                 conn.settimeout(2)
                 got.append(conn.recv(100) or b"(connected)")
+                with suppress(OSError):
+                    conn.sendall(b"ack")
 
     threads = [threading.Thread(target=serve, args=pair, daemon=True) for pair in servers]
     for thread in threads:
@@ -197,7 +203,8 @@ def listening(scene: Scene) -> Iterator[None]:
 
 
 def body_source(scene: Scene, body: str) -> str:
-    return PRELUDE.replace("PATHS_JSON", repr(json.dumps(scene.paths))) + body + ENDING
+    seen = json.dumps({**scene.paths, **scene.path_lists})
+    return PRELUDE.replace("PATHS_JSON", repr(seen)) + body + ENDING
 
 
 def write_repro(scene: Scene, folder: Path, body: str) -> Path:

@@ -73,6 +73,13 @@ def leg_space() -> Iterator[LegSpace]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def working_tree(script: Path) -> tuple[Path, ...]:
+    """What a script's run reads besides the interpreter: its folder and the working tree that
+    holds it (bound without .git), as ``run``'s legs do."""
+    tree = reproconfine.tree_root(str(script.parent))
+    return (script.parent, *([Path(tree)] if tree else []))
+
+
 def code_env(space: LegSpace, scrub: Sequence[str], overrides: Mapping[str, str]) -> dict[str, str]:
     """The environment of a child that runs code in ``space``."""
     base = scrubbed_env(extra_patterns=scrub)
@@ -103,7 +110,8 @@ def run_code(
     ``writable``: artefact folders besides its scratch folder (never where ``log_path`` is);
     ``env``: what it adds to its environment."""
     reproconfine.hide_environ()
-    reproconfine.become_subreaper()
+    if not sandbox.active:  # under bwrap, its PID namespace ends what the child leaves
+        reproconfine.become_subreaper()
     confine = Confinement(
         sandbox,
         python=python,

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contribkit.core.confine import leg_space, run_code
+from contribkit.core.confine import leg_space, run_code, working_tree
 from contribkit.core.errors import BadInput
 from contribkit.core.fsutil import open_new
 from contribkit.core.sandbox import Sandbox
@@ -181,7 +181,7 @@ def run_plan(
                 space=space,
                 sandbox=sandbox,
                 python=plan.python,
-                readable=(plan.target.parent,),
+                readable=working_tree(plan.target),
                 cwd=plan.target.parent,
                 # CHILD_ENV: a repro runs in this process (its runner wraps torch.compile here)
                 # rather than re-running itself in a child under its own time limit.

@@ -144,9 +144,39 @@ def scratch_env(scratch: str) -> Dict[str, str]:
 
 
 def hide_environ() -> bool:
-    """Make this process's /proc files (its environment first) unreadable by other processes
-    of the user: it holds the token its children do not get. Linux only; False elsewhere."""
-    return _prctl(_PR_SET_DUMPABLE, 0)
+    """Keep this process's environment (it holds the token its children do not get) from
+    other processes of the user (Linux; False elsewhere): its /proc files become unreadable
+    (not dumpable), and for a reader that may read them all the same (root), the values of
+    secrets and of the variables that reach out (an agent's socket) in the environment block
+    the kernel shows as /proc/PID/environ are blanked."""
+    hidden = _prctl(_PR_SET_DUMPABLE, 0)
+    if hidden:
+        _blank_secrets()
+    return hidden
+
+
+def _blank_secrets() -> None:
+    """Overwrite the secret values in this process's initial environment block (what
+    /proc/PID/environ reads), then set them again with putenv, on the heap, so that this
+    process and children that inherit its environment still see them."""
+    import ctypes
+
+    try:
+        with open("/proc/self/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        start, end = int(fields[47]), int(fields[48])  # env_start, env_end (fields 50, 51)
+        block = ctypes.string_at(start, end - start)
+    except (OSError, ValueError, IndexError):
+        return
+    offset = 0
+    for entry in block.split(b"\0"):
+        name, sep, value = entry.partition(b"=")
+        text = value.decode("utf-8", "replace")
+        key = name.decode("utf-8", "replace")
+        if sep and value and (is_secret_name(key) or reaches_out(key) or holds_secret(text)):
+            os.putenv(name, value)  # a new copy first: libc's environ points at it from now on
+            ctypes.memset(start + offset + len(name) + 1, 0, len(value))
+        offset += len(entry) + 1
 
 
 def become_subreaper() -> bool:

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from contribkit.core.confine import leg_space, run_code
+from contribkit.core.confine import leg_space, run_code, working_tree
 from contribkit.core.errors import BadInput
 from contribkit.core.sandbox import Sandbox
 from contribkit.core.verdict import parse_verdict
@@ -112,7 +112,7 @@ def run_verdicts(python: str, script: Path, scrub: list[str], sandbox: Sandbox) 
                     space=space,
                     sandbox=sandbox,
                     python=python,
-                    readable=(script.parent,),
+                    readable=working_tree(script),
                     cwd=script.parent,
                     env={"PYTHONDONTWRITEBYTECODE": "1"},
                     scrub=scrub,
