@@ -380,6 +380,14 @@ class Confined:
         self.scratch = tempfile.mkdtemp(prefix="contribkit-repro-")
         self.outer = os.environ.get(SANDBOX_ENV)  # set: contribkit already chose
 
+    def exit_code(self, child: "subprocess.Popen[bytes]", code: int) -> int:
+        """The child's exit code as if it ran unwrapped: bubblewrap exits 128+N when what it
+        ran was killed by signal N (a SIGSEGV: 139), where a plain child reads -N."""
+        wrapped = child.args[0] if isinstance(child.args, list) else ""
+        if os.path.basename(str(wrapped)) == "bwrap" and 128 < code < 128 + 65:
+            return -(code - 128)
+        return code
+
     def start(self, cmd: List[str], env: Dict[str, str]) -> "subprocess.Popen[bytes]":
         env = code_env(env, self.scratch)
         if self.outer:  # contribkit confined (or, as the user asked, did not confine) the script

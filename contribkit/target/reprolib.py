@@ -237,7 +237,7 @@ class Repro:
             self.verdict("CANNOT_RUN", "could not start the child process: " + describe(exc))
         try:
             left = None if deadline is None else max(deadline - time.monotonic(), 0.01)
-            code = child.wait(timeout=left)
+            code = self._confined.exit_code(child, child.wait(timeout=left))
         except subprocess.TimeoutExpired:
             self._confined.end(child)
             self.verdict("CANNOT_RUN", "timed out after %g s" % self.timeout)
