@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from contribkit.core.errors import BadInput
 from contribkit.core.workspace import Workspace
+from contribkit.repro.expect import check_expect
+from contribkit.target.reproexpect import EXPECT_AUTO
 
 if TYPE_CHECKING:
     from contribkit.github.sources import Fetched
@@ -36,6 +38,7 @@ class ReproRequest:
     github_url: str | None = None
     github_timeout: float | None = None  # --github-timeout: seconds for all GitHub requests
     timeout: float = 300.0  # the script's default time limit (its --timeout)
+    expect: str | None = None  # --expect: the oracle (on an existing folder: only it changes)
 
 
 @dataclass
@@ -47,6 +50,8 @@ class ReproResult:
     shown: str  # out_dir as the user reads it (relative below the working dir)
     dry_run: bool
     actions: dict[str, str] | None  # path -> "create" | "overwrite" | "exists"; None: --stdout
+    oracle_was: str | None = None  # the folder existed: only its oracle changed, from this
+    oracle_only: bool = False
 
     @property
     def script_text(self) -> str:
@@ -66,6 +71,8 @@ class ReproResult:
             "dry_run": self.dry_run,
             "files": self.actions,
             "next": self.next_command,
+            "oracle_only": self.oracle_only,
+            "oracle_was": self.oracle_was,
         }
 
 
@@ -140,12 +147,19 @@ def make_repro(request: ReproRequest) -> ReproResult:
         raise BadInput(
             "give exactly one of ISSUE, --from-file or --example", "e.g. contribkit repro 170398"
         )
+    expect = check_expect(request.expect) if request.expect is not None else None
     ws = Workspace.load(
         repo=request.repo, github_url=request.github_url, github_timeout=request.github_timeout
     )
+    if expect is not None and not (request.force or request.to_stdout):
+        existing = existing_folder(ws, request)
+        if existing is not None:
+            return change_oracle(existing, expect, request.dry_run)
     fetched = fetch(ws, request)
     out_dir = request.output or default_out_dir(ws, folder_name(fetched, request.from_file))
-    plan = plan_for(fetched.issue, JsonCache(cache_root(ws.settings), "renders"), request.timeout)
+    stored = None if expect == EXPECT_AUTO else expect
+    cache = JsonCache(cache_root(ws.settings), "renders")
+    plan = plan_for(fetched.issue, cache, request.timeout, stored)
     if plan.summary.refused and not request.force:
         raise BadInput(
             f"no repro for {fetched.issue.ref}: {plan.summary.refused}",
@@ -169,4 +183,57 @@ def make_repro(request: ReproRequest) -> ReproResult:
         shown=shown,
         dry_run=request.dry_run,
         actions=actions,
+    )
+
+
+def existing_folder(ws: Workspace, request: ReproRequest) -> Path | None:
+    """The repro folder the request names, when it was written already (for ``--expect``)."""
+    from contribkit.github.sources import parse_issue_ref
+
+    if request.output is not None:
+        out_dir = request.output
+    elif request.issue:
+        out_dir = default_out_dir(ws, f"issue-{parse_issue_ref(request.issue)[1]}")
+    else:
+        out_dir = default_out_dir(ws, folder_name(fetch(ws, request), request.from_file))
+    return out_dir if (out_dir / "repro.py").exists() or (out_dir / "meta.json").exists() else None
+
+
+def change_oracle(out_dir: Path, expect: str, dry_run: bool) -> ReproResult:
+    """Only the oracle of the repro in ``out_dir`` changes (meta.json and repro.py's header and
+    ``expect=``); the issue's code and its edits stay as they are."""
+    from contribkit.repro.expect import set_oracle
+    from contribkit.repro.plan import ReproPlan, ReproSummary
+
+    was, meta = set_oracle(out_dir, expect, dry_run)
+    number = meta.get("number")
+    repo = meta.get("repo") or ""
+    summary = ReproSummary(
+        issue=f"{repo}#{number}" if number else out_dir.name,
+        title=str(meta.get("title") or ""),
+        url=meta.get("url"),
+        kind=str(meta.get("kind") or "unknown"),
+        signature=meta.get("signature"),
+        devices_needed=list(meta.get("devices_needed") or []),
+        device_rewrite=bool(meta.get("device_rewrite")),
+        incomplete=bool(meta.get("incomplete")),
+        warnings=[],
+        oracles=list(meta.get("oracles") or []),
+        oracles_why=list(meta.get("oracles_why") or []),
+        timeout_s=float(meta.get("timeout_s") or 300.0),
+        expect=meta.get("expect"),
+    )
+    here = Path.cwd().resolve()
+    shown = os.path.relpath(out_dir) if out_dir.resolve().is_relative_to(here) else str(out_dir)
+    names = {str(out_dir / n): "change" for n in ("repro.py", "meta.json")}
+    return ReproResult(
+        plan=ReproPlan({}, summary),
+        source=f"{shown}/meta.json",
+        warnings=[],
+        out_dir=out_dir,
+        shown=shown,
+        dry_run=dry_run,
+        actions=names,
+        oracle_was=was,
+        oracle_only=True,
     )

@@ -20,6 +20,7 @@ from contribkit.core.cache import JsonCache
 from contribkit.core.datadirs import data_dir
 from contribkit.core.render import OutputFile, render
 from contribkit.issue.model import Issue, ParsedIssue
+from contribkit.repro.expect import describe as describe_expect
 from contribkit.repro.spec import ReproSpec, build_spec
 
 TEMPLATE = "repro.py.j2"
@@ -32,6 +33,7 @@ _RENDER_SOURCES = (
     "issue",
     "repro",
     "target/reprojudge.py",
+    "target/reproexpect.py",
     "target/reprolib.py",
     "core/render.py",
 )
@@ -58,6 +60,7 @@ class ReproSummary:
     oracles_why: list[str] = field(default_factory=list)
     to_add: list[str] = field(default_factory=list)  # what would give a definite verdict
     timeout_s: float = 300.0
+    expect: str | None = None  # the oracle the user stated (--expect)
 
 
 @dataclass
@@ -88,22 +91,24 @@ def render_fingerprint() -> str:
     return hashlib.sha256(json.dumps([__version__, stats]).encode()).hexdigest()[:16]
 
 
-def plan_for(issue: Issue, cache: JsonCache | None, timeout: float = 300.0) -> ReproPlan:
+def plan_for(
+    issue: Issue, cache: JsonCache | None, timeout: float = 300.0, expect: str | None = None
+) -> ReproPlan:
     """Parse and render ``issue``, or take the result from ``cache`` when neither it nor the
     code that renders it changed (parsing and rendering import markdown-it and Jinja)."""
-    key = f"{input_hash(issue)}:{render_fingerprint()}:{timeout}"
+    key = f"{input_hash(issue)}:{render_fingerprint()}:{timeout}:{expect}"
     doc = cache.get(key) if cache is not None else None
     if doc is not None:
         return ReproPlan(files=doc["files"], summary=ReproSummary(**doc["summary"]))
     from contribkit.issue.parse import parse_issue
 
-    plan = plan_repro(issue, parse_issue(issue), timeout)
+    plan = plan_repro(issue, parse_issue(issue), timeout, expect)
     if cache is not None:
         cache.put(key, {"files": plan.files, "summary": asdict(plan.summary)})
     return plan
 
 
-RUNTIME_FILES = ("reprojudge.py", "reprolib.py")  # embedded in this order
+RUNTIME_FILES = ("reprojudge.py", "reproexpect.py", "reprolib.py")  # embedded in this order
 _JUDGE_IMPORT = re.compile(
     r"^# contribkit:judge-import\b.*?^# contribkit:end-judge-import\n", re.M | re.S
 )
@@ -113,15 +118,11 @@ _IMPORT = re.compile(r"^(?:import (\w+)|from (\w+) import ([\w, ]+))\n", re.M)
 
 
 def runtime_source() -> str:
-    """The repro runtime as one script's text: the judging functions, then the driver without
-    its import of them, nor the imports the judging part made already."""
+    """The repro runtime as one script's text: the judging functions, the user's oracle, then
+    the driver, each without its import of the parts above it, nor the imports they made."""
     folder = resources.files("contribkit.target")
-    judge, driver = (folder.joinpath(name).read_text(encoding="utf-8") for name in RUNTIME_FILES)
+    texts = [folder.joinpath(name).read_text(encoding="utf-8") for name in RUNTIME_FILES]
     had: set[str] = set()
-    for match in _IMPORT.finditer(judge):
-        had.update(
-            [match[1]] if match[1] else [f"{match[2]}.{n.strip()}" for n in match[3].split(",")]
-        )
 
     def new_names(match: re.Match[str]) -> str:
         if match[1]:
@@ -129,8 +130,16 @@ def runtime_source() -> str:
         names = [n.strip() for n in match[3].split(",") if f"{match[2]}.{n.strip()}" not in had]
         return f"from {match[2]} import {', '.join(names)}\n" if names else ""
 
-    driver = _IMPORT.sub(new_names, _JUDGE_IMPORT.sub("", driver))
-    return judge.rstrip("\n") + "\n\n\n" + driver.rstrip("\n")
+    parts = []
+    for index, text in enumerate(texts):
+        if index:
+            text = _IMPORT.sub(new_names, _JUDGE_IMPORT.sub("", text))
+        for match in _IMPORT.finditer(text):
+            had.update(
+                [match[1]] if match[1] else [f"{match[2]}.{n.strip()}" for n in match[3].split(",")]
+            )
+        parts.append(text.rstrip("\n"))
+    return "\n\n\n".join(parts)
 
 
 def input_hash(issue: Issue) -> str:
@@ -140,8 +149,10 @@ def input_hash(issue: Issue) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 
-def plan_repro(issue: Issue, parsed: ParsedIssue, timeout: float = 300.0) -> ReproPlan:
-    spec = build_spec(issue, parsed, input_hash(issue), timeout)
+def plan_repro(
+    issue: Issue, parsed: ParsedIssue, timeout: float = 300.0, expect: str | None = None
+) -> ReproPlan:
+    spec = build_spec(issue, parsed, input_hash(issue), timeout, expect)
     snapshot = render("issue.md.j2", **issue.as_dict(), ref=issue.ref, version=__version__)
     meta = meta_document(spec)
     files = (render_script(spec), snapshot, json.dumps(meta, indent=2) + "\n")
@@ -207,6 +218,8 @@ def _render_script(spec: ReproSpec) -> str:
         future=spec.code.edited.future,
         evidence=spec.evidence.runtime,
         timeout=spec.timeout,
+        expect=spec.expect,
+        oracle_line=describe_expect(spec.expect),
     )
 
 
@@ -241,6 +254,8 @@ def meta_document(spec: ReproSpec) -> dict[str, Any]:
         "evidence": spec.evidence.runtime,
         "expected_text": spec.parsed.expected,  # the issue's expected behaviour, as it says it
         "to_add": spec.evidence.to_add,
+        "expect": spec.expect,  # the oracle the user stated (--expect), else null
+        "expect_means": describe_expect(spec.expect),
         "timeout_s": spec.timeout,
         "comparison": asdict(facts.comparison) if facts.comparison else None,
         "check_args": spec.check_args or None,
@@ -272,4 +287,5 @@ def summarise(spec: ReproSpec) -> ReproSummary:
         oracles_why=spec.evidence.why,
         to_add=spec.evidence.to_add,
         timeout_s=spec.timeout,
+        expect=spec.expect,
     )

@@ -125,6 +125,7 @@ class RunRecord:
     uncommitted: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     keyword: str | None = None  # `run -k`: only the tests matching it ran
+    oracle: str | None = None  # `run --oracle`: the repros decided by it
     contribkit_version: str = ""
     sandbox: str = "none"  # "bwrap" or "none": how the local legs were confined
     sandbox_reason: str = ""  # why: "bubblewrap", "bubblewrap (bwrap) is not installed", …

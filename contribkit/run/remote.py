@@ -123,12 +123,13 @@ class RemoteHost:
         keyword: str | None,
         timeout: float,
         log_path: Path,
+        oracle: str | None = None,
     ) -> LegOutput:
         from contribkit.run.runner import LegOutput, leg_argv
 
         name = path.name
         # The bootstrap puts the host's interpreter first, so the argv starts after it.
-        argv = leg_argv("", kind, name, device, "junit.xml", keyword)[1:]
+        argv = leg_argv("", kind, name, device, "junit.xml", keyword, oracle)[1:]
         try:
             status, output, code, duration = self._call(
                 {name: path.read_bytes()}, argv, {**env}, timeout, log_path

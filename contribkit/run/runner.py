@@ -245,6 +245,7 @@ class RunOptions:
     timeout: float = 900.0
     jobs: int = 1
     keyword: str | None = None  # pytest -k
+    oracle: str | None = None  # --oracle: the repros decide by it (their --expect), not their own
     scrub: list[str] = field(default_factory=list)  # extra secret patterns
     sandbox: Sandbox = field(default_factory=lambda: Sandbox("none", "not asked for"))
 
@@ -264,11 +265,17 @@ def leg_env(device: str, kind: str, gpu: str | None) -> dict[str, str]:
 
 
 def leg_argv(
-    python: str, kind: str, file: str, device: str, junit: str | None, keyword: str | None
+    python: str,
+    kind: str,
+    file: str,
+    device: str,
+    junit: str | None,
+    keyword: str | None,
+    oracle: str | None = None,
 ) -> list[str]:
     """The command of a leg; ``file`` and ``junit`` are paths as the running host sees them."""
     if kind == "repro":
-        return [python, file, "--device", device]
+        return [python, file, "--device", device, *(["--expect", oracle] if oracle else [])]
     argv = [python, "-m", "pytest", file, "-q", "-p", "no:cacheprovider", "--color=no"]
     argv.append(f"--junitxml={junit}")
     if keyword:
@@ -308,6 +315,7 @@ class LegRunner:
                 device=leg.device,
                 env=env,
                 keyword=self.options.keyword,
+                oracle=self.options.oracle,
                 timeout=self.options.timeout,
                 log_path=log_path,
             )
@@ -319,6 +327,7 @@ class LegRunner:
                 leg.device,
                 str(junit) if junit else None,
                 self.options.keyword,
+                self.options.oracle,
             )
             if junit is not None:
                 junit.unlink(missing_ok=True)
@@ -632,6 +641,7 @@ def run_matrix(
         uncommitted=list(before.uncommitted[:200]),
         notes=all_notes,
         keyword=options.keyword,
+        oracle=options.oracle,
         contribkit_version=__version__,
         sandbox=options.sandbox.kind,
         sandbox_reason=options.sandbox.reason,

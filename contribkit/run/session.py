@@ -31,6 +31,7 @@ class RunRequest:
     require: tuple[str, ...] = ()
     expect: str = "not-reproduced"
     keyword: str | None = None
+    oracle: str | None = None  # --oracle: the repros' --expect for this run
     cuda_host: str | None = None
     cuda_python: str | None = None
     junit_file: Path | None = None
@@ -111,6 +112,7 @@ def options_for(request: RunRequest, settings: Settings) -> RunOptions:
         )
     from contribkit.core.cache import cache_root
     from contribkit.core.sandbox import choose
+    from contribkit.repro.expect import check_expect
 
     sandbox = choose(
         settings.text("run.sandbox"),
@@ -124,6 +126,7 @@ def options_for(request: RunRequest, settings: Settings) -> RunOptions:
         timeout=request.timeout or settings.number("run.timeout"),
         jobs=request.jobs or settings.integer("run.jobs") or runner.default_jobs(),
         keyword=request.keyword,
+        oracle=check_expect(request.oracle, "--oracle") if request.oracle else None,
         scrub=list(settings.names("scrub_env")),
         sandbox=sandbox,
     )

@@ -20,6 +20,7 @@ import traceback
 from typing import Any, Callable, Dict, List, NoReturn, Optional
 
 # contribkit:judge-import (a script holds reprojudge.py's text above instead of this import)
+from contribkit.target.reproexpect import EXPECT_AUTO, EXPECT_USAGE, UserOracle, abstain_hint
 from contribkit.target.reprojudge import (
     compare_unit,
     describe,
@@ -134,6 +135,7 @@ class Repro:
         incomplete: Optional[str] = None,
         evidence: Optional[Dict[str, Any]] = None,
         timeout: float = DEFAULT_TIMEOUT,
+        expect: Optional[str] = None,
     ) -> None:
         self.issue = issue
         self.signature = signature
@@ -143,6 +145,9 @@ class Repro:
         self.incomplete = incomplete
         self.evidence: Dict[str, Any] = dict(evidence or {})
         self.timeout = timeout
+        self.expect = expect  # the oracle the user stated (`--expect`), else None
+        self.user: Optional[UserOracle] = None
+        self.raised_error: Optional[BaseException] = None
         self.device = default_device
         self.as_json = False
         self.exit_requested: List[Any] = []
@@ -171,17 +176,31 @@ class Repro:
             default=self.timeout,
             help="seconds before CANNOT_RUN (default %(default)s; 0: no limit, no child process)",
         )
+        parser.add_argument(
+            "--expect",
+            metavar="ORACLE",
+            help="the oracle that decides, instead of the repro's (%s): %s, or %s"
+            % (self.expect or EXPECT_AUTO, EXPECT_USAGE, EXPECT_AUTO),
+        )
         self._argv = list(sys.argv)
         self._started = time.monotonic()
         args, rest = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
         self.as_json = args.json
         self.timeout = args.timeout
         self.device = args.device or os.environ.get("CONTRIBKIT_DEVICE") or self.default_device
+        self.expect = self.expect if args.expect is None else args.expect
+        if self.expect and self.expect != EXPECT_AUTO:  # the stated oracle decides (reproexpect)
+            try:
+                self.user = UserOracle(self, self.expect)
+            except ValueError as exc:
+                parser.error(str(exc))
+            self.user.supervise(CHILD_ENV)
         if self.timeout > 0 and os.environ.get(CHILD_ENV) != "1" and os.path.isfile(sys.argv[0]):
             self._supervise()
         sys.argv = sys.argv[:1] + rest  # the issue's code may read its own arguments
         tee = ("units", "determinism")
-        if (self.signature and self.signature.get("message")) or any(map(self.evidence.get, tee)):
+        said = self.signature and self.signature.get("message")
+        if self.user is not None or said or any(map(self.evidence.get, tee)):
             sys.stdout = self._stdout = _Tee(sys.stdout)
             sys.stderr = self._stderr = _Tee(sys.stderr)
         sys.excepthook = self._excepthook
@@ -260,6 +279,8 @@ class Repro:
 
     def _judge_signal(self, number: int) -> NoReturn:
         name = signal_name(number)
+        if self.user is not None:
+            self.user.signalled(name)
         if self.evidence.get("crash"):
             self.verdict("REPRODUCED", "the process was killed by " + name, "crash")
         self.verdict(
@@ -372,6 +393,8 @@ class Repro:
         self.mark(-1)
         if self.incomplete:
             self.verdict("CANNOT_RUN", "INCOMPLETE: " + self.incomplete)
+        if self.user is not None:
+            check = self.user.finished(check)
         if check is not None:
             self._run_check(check)
         self._completed("completed on " + self.device)
@@ -428,6 +451,8 @@ class Repro:
 
     def _completed(self, how: str) -> NoReturn:
         """The code ended without raising: decide by the evidence the issue gives."""
+        if self.user is not None:
+            self.user.completed(how)
         sig = self.signature
         if sig and sig.get("message"):
             seen = "".join(t.seen for t in (self._stdout, self._stderr) if t is not None)
@@ -553,6 +578,9 @@ class Repro:
             sys.stderr.flush()
             os._exit(130)  # aborts a `git bisect run`, as an interruption should
         traceback.print_exception(exc_type, exc, tb)
+        self.raised_error = exc
+        if self.user is not None:
+            self.user.raised(exc)
         verdict, detail, oracle = self.classify(exc)
         if verdict == "CANNOT_RUN":
             verdict, detail, oracle = self._diverges(exc) or (verdict, detail, oracle)
@@ -635,6 +663,10 @@ class Repro:
             detail = "the issue's test skipped here: " + ", ".join(self.skipped)[:200]
             verdict, oracle = "CANNOT_RUN", ""
             detail += "; run it where it does not skip, or remove the skip"
+        if self.user is not None and oracle not in ("", "device"):
+            oracle = self.user.tag  # the stated oracle decided, through whichever judge
+        elif verdict == "CANNOT_RUN" and self.user is None and oracle != "device":
+            detail += abstain_hint(self, detail)  # the --expect that would decide it
         self._done = True
         code = VERDICT_EXIT[verdict]
         sys.stderr.flush()
@@ -648,6 +680,7 @@ class Repro:
                     "issue": self.issue,
                     "device": self.device,
                     "signature": self._expected() or None,
+                    "expect": self.user.value if self.user is not None else None,
                 }
             )
         else:

@@ -25,7 +25,7 @@ _NO_DEVICE = {
     "device cuda is not available here": "cuda",
     "device mps is not available here": "mps",
 }
-_ORACLE_TAG = re.compile(r"^\[[\w-]+\] ")
+_ORACLE_TAG = re.compile(r"^\[[\w:-]+\] ")
 # The decorator that restricts a device-generic test to each device.
 ONLY_DEVICE = {"cuda": "onlyCUDA"}
 REPRO_TIMEOUT_S = 600.0

@@ -10,6 +10,7 @@ import click
 from contribkit.cli import options
 from contribkit.core.errors import warn
 from contribkit.core.termsafe import clean
+from contribkit.repro.expect import describe
 
 if TYPE_CHECKING:
     from contribkit.repro.make import ReproResult
@@ -53,6 +54,14 @@ if TYPE_CHECKING:
     metavar="SECONDS",
     help="The script's time limit: past it, it says CANNOT_RUN (0: no limit).",
 )
+@click.option(
+    "--expect",
+    metavar="ORACLE",
+    help="The oracle that decides the verdict: error[:TEXT], no-error, output:TEXT,"
+    " compile-vs-eager, device-vs-cpu, recompiles[:N], graph-breaks[:N], determinism, crash"
+    " (auto: the ones inferred from the issue). On a folder already written, only the oracle"
+    " changes.",
+)
 @options.force
 @options.dry_run
 @options.repo
@@ -70,6 +79,7 @@ def repro(
     output: Path | None,
     to_stdout: bool,
     timeout: float,
+    expect: str | None,
     force: bool,
     dry_run: bool,
     repo: str | None,
@@ -89,6 +99,7 @@ def repro(
       contribkit repro pytorch/pytorch#170398 --dry-run
       contribkit repro --from-file saved-issue.md -o /tmp/repro
       contribkit repro --example --stdout
+      contribkit repro 170398 --expect 'error:index out of range'   # only the oracle changes
     """
     from contribkit.cli.output import print_json
     from contribkit.repro.make import ReproRequest, make_repro
@@ -109,6 +120,7 @@ def repro(
             github_url=github_url,
             github_timeout=github_timeout,
             timeout=timeout,
+            expect=expect,
         )
     )
     if result.actions is None:  # --stdout
@@ -119,8 +131,20 @@ def repro(
     if as_json:
         print_json(result.as_dict())
         return 0
-    print_summary(result)
+    if result.oracle_only:
+        print_oracle_change(result)
+    else:
+        print_summary(result)
     return 0
+
+
+def print_oracle_change(result: ReproResult) -> None:
+    summary = result.plan.summary
+    verb = "would set" if result.dry_run else "set"
+    click.echo(f"{verb} the oracle of {result.shown}/ ({summary.issue}); the code is unchanged")
+    click.echo(f"was:        {clean(result.oracle_was or 'auto', single_line=True)}")
+    click.echo(f"oracle:     {clean(describe(summary.expect), single_line=True)}")
+    click.echo(f"next:       {result.next_command}")
 
 
 def print_summary(result: ReproResult) -> None:
@@ -138,9 +162,11 @@ def print_summary(result: ReproResult) -> None:
     click.echo(f"code:       {summary.code_lines} line(s) from {summary.code_source or '(none)'}")
     for edit in summary.edits:
         click.echo(f"edit:       {edit}")
+    if summary.expect:
+        click.echo(f"oracle:     {clean(describe(summary.expect), single_line=True)}")
     for name, why in zip(summary.oracles, summary.oracles_why, strict=False):
         click.echo(f"oracle:     {name}: {why}")
-    if not summary.oracles:
+    if not summary.oracles and not summary.expect:
         click.echo("oracle:     none: the verdict stays CANNOT_RUN until the issue gives one")
     for item in summary.to_add:
         click.echo(f"to add:     {item}")

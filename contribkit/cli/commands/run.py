@@ -66,6 +66,13 @@ and 1 when every cell was skipped or not available (nothing was checked).
     show_default=True,
     help="What a green repro cell shows: 'reproduced' confirms a repro fails before the fix.",
 )
+@click.option(
+    "--oracle",
+    metavar="ORACLE",
+    help="Repros decide by this oracle instead of the one they store (their --expect):"
+    " error[:TEXT], no-error, output:TEXT, compile-vs-eager, device-vs-cpu, recompiles[:N],"
+    " graph-breaks[:N], determinism, crash, or auto. --expect stays the gate.",
+)
 @click.option("-k", "keyword", metavar="EXPR", help="Only tests matching EXPR (pytest -k).")
 @click.option(
     "--cuda-host",
@@ -108,6 +115,7 @@ def run(
     jobs: int | None,
     require: tuple[str, ...],
     expect: str,
+    oracle: str | None,
     keyword: str | None,
     cuda_host: str | None,
     cuda_python: str | None,
@@ -133,6 +141,7 @@ def run(
     \b
     Examples:
       contribkit run repros/issue-170398 --expect reproduced   # before the fix
+      contribkit run repros/issue-170398 --oracle compile-vs-eager --expect reproduced
       contribkit run                                           # after it
       contribkit run test/test_nn.py -k test_relu --require cuda --cuda-host gpu-box
       contribkit run --python ~/nightly/bin/python --python ~/build/bin/python -j 2
@@ -149,6 +158,7 @@ def run(
             jobs=jobs,
             require=require,
             expect=expect,
+            oracle=oracle,
             keyword=keyword,
             cuda_host=cuda_host,
             cuda_python=cuda_python,
@@ -175,6 +185,10 @@ def show(root: Path, path: Path, record: RunRecord, per_test: bool, as_json: boo
     if len(record.interpreters) > 1 or record.interpreters[0].host:
         for interp in record.interpreters:
             click.echo(f"[{interp.index}] {interp.label}")
+    if record.oracle:
+        click.echo(
+            f"oracle: {clean(record.oracle, single_line=True)} (--oracle, not the repros' own)"
+        )
     for note in record.notes:
         click.echo(f"note: {clean(note, single_line=True)}")
     for line in failure_lines(record):
