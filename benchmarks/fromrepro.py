@@ -1,11 +1,11 @@
 """Count the regression tests ``contribkit test --from-repro`` writes for a folder of saved issues.
 
 For every ``*.json`` issue in FOLDER: ``contribkit repro --from-file F -o DIR --force`` in a
-scratch git repository shaped like a PyTorch fork, ``python DIR/repro.py --device cpu`` (the
-verdict), ``contribkit test --from-repro DIR --path test/test_issue_N.py``, then the written test
-under pytest. It prints, with ``-v`` one row per issue:
+scratch git repository shaped like a PyTorch fork, then ``contribkit test --from-repro DIR --path
+test/test_issue_N.py`` (which runs repro.py once for the verdict), then the written tests under
+pytest. It prints, with ``-v`` one row per issue:
 
-- written: tests written (of the issues);
+- written: tests written (of the issues), then all of them run in one pytest process;
 - REPRODUCED repros whose test fails (it should: the bug is there), NOT_REPRODUCED repros whose
   test passes (it should: the bug is gone here);
 - refused, grouped by the first words of the reason.
@@ -18,6 +18,7 @@ Issue code runs on this machine: point it only at issues you are willing to run.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import subprocess
@@ -79,45 +80,63 @@ def contribkit(fork: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def run_one(path: Path, fork: Path, limit: float) -> Row:
+_SAID = re.compile(r"\b(REPRODUCED|NOT_REPRODUCED|CANNOT_RUN)\b")
+
+
+def run_one(path: Path, fork: Path) -> Row:
+    """Write the repro and, where ``test --from-repro`` agrees, its test (not run yet); the
+    verdict is the one ``test --from-repro`` read (it runs repro.py once)."""
     number = re.sub(r"\D", "", path.stem) or path.stem
     out = fork / "repros" / f"issue-{number}"
     made = contribkit(fork, "repro", "--from-file", str(path), "-o", str(out), "--force")
     if made.returncode != 0:
         return Row(number, "NONE", False, "", "repro: " + made.stderr.strip()[:150])
-    try:
-        ran = subprocess.run(
-            [sys.executable, "repro.py", "--device", "cpu"],
-            capture_output=True,
-            text=True,
-            cwd=out,
-            timeout=limit,
-            env={**os.environ, "CUDA_VISIBLE_DEVICES": ""},
-        )
-        lines = [line for line in ran.stdout.splitlines() if line.strip()]
-        match = _VERDICT.match(lines[-1]) if lines else None
-        verdict = match.group(1) if match else "NONE"
-    except subprocess.TimeoutExpired:
-        verdict = "TIMEOUT"
     rel = f"test/test_issue_{number}.py"
-    wrote = contribkit(fork, "test", "--from-repro", str(out), "--path", rel)
+    wrote = contribkit(fork, "test", "--from-repro", str(out), "--path", rel, "--json")
     if wrote.returncode != 0:
         reason = wrote.stderr.strip().splitlines()[0] if wrote.stderr.strip() else "?"
+        said = _SAID.search(reason.split("latest verdict", 1)[-1])
+        verdict = said.group(1) if said else "NONE"
         return Row(number, verdict, False, "", reason.removeprefix("contribkit: error: ")[:200])
+    notes = " ".join(json.loads(wrote.stdout).get("notes") or [])
+    said = _SAID.search(notes.split("latest verdict", 1)[-1])
+    return Row(number, said.group(1) if said else "NONE", True, "", rel)
+
+
+def run_tests(fork: Path, rows: list[Row], limit: float) -> None:
+    """Run every written test in one pytest process and note whether each file failed."""
+    written = [row for row in rows if row.written]
+    if not written:
+        return
     try:
         tested = subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", rel],
+            [sys.executable, "-m", "pytest", "-rA", "-p", "no:cacheprovider", "-q"]
+            + [row.detail for row in written],
             capture_output=True,
             text=True,
             cwd=fork,
-            timeout=limit,
+            timeout=limit * len(written),
             env={**os.environ, "CUDA_VISIBLE_DEVICES": ""},
         )
-        tail = tested.stdout.strip().splitlines()[-1] if tested.stdout.strip() else ""
-        test = {0: "passed", 1: "failed", 5: "skipped"}.get(tested.returncode, "error")
+        report = tested.stdout
     except subprocess.TimeoutExpired:
-        test, tail = "error", "timed out"
-    return Row(number, verdict, True, test, tail[:150])
+        report = ""
+    for row in written:
+        words = {
+            m.group(1)
+            for m in re.finditer(
+                r"^(PASSED|FAILED|SKIPPED|ERROR) " + re.escape(row.detail), report, re.M
+            )
+        }
+        row.test = (
+            "failed"
+            if words & {"FAILED", "ERROR"}
+            else "passed"
+            if "PASSED" in words
+            else "skipped"
+            if words
+            else "error"
+        )
 
 
 def main() -> int:
@@ -137,12 +156,11 @@ def main() -> int:
         for path in paths:
             if only and re.sub(r"\D", "", path.stem) not in only:
                 continue
-            row = run_one(path, fork, args.limit)
-            rows.append(row)
-            if args.verbose:
-                print(
-                    f"{row.number:>7} {row.verdict:<15} {row.outcome:<28} {row.detail}", flush=True
-                )
+            rows.append(run_one(path, fork))
+        run_tests(fork, rows, args.limit)
+    if args.verbose:
+        for row in rows:
+            print(f"{row.number:>7} {row.verdict:<15} {row.outcome:<28} {row.detail}")
     outcomes = Counter(row.outcome for row in rows)
     print(f"issues: {len(rows)}, tests written: {sum(row.written for row in rows)}")
     for outcome, count in sorted(outcomes.items()):

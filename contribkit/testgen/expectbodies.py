@@ -45,7 +45,7 @@ def expect_body(value: str, code: str, ref: str, uses_device: bool) -> OracleBod
     if kind == "output":
         return _output(code, arg, fail_prefix, said)
     if kind in ("compile-vs-eager", "device-vs-cpu", "determinism"):
-        return _two_runs(kind, code, fail_prefix, said)
+        return two_runs_body(kind, code, fail_prefix, said)
     plain = drop_no_op_expressions(drop_prints(strip_runtime(code)[0]))
     if kind == "error":
         return _error(plain, arg, fail_prefix, said)
@@ -124,7 +124,7 @@ def printed_values(code: str) -> tuple[str, str | None]:
     return take_result(plain)
 
 
-def _two_runs(kind: str, code: str, fail_prefix: str, said: str) -> OracleBody:
+def two_runs_body(kind: str, code: str, fail_prefix: str, said: str) -> OracleBody:
     values, name = printed_values(code)
     if name is None:
         from contribkit.core.errors import BadInput

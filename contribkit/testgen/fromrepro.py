@@ -347,7 +347,13 @@ def _oracle_body(
         return crash_body(code, prefix, uses_device, engines=quantized)
     evidence, stated = src.meta.get("evidence") or {}, src.meta.get("expected_text")
     return quoted_output_body(
-        code, evidence, where, force, stated if isinstance(stated, str) else None
+        code,
+        evidence,
+        where,
+        force,
+        stated if isinstance(stated, str) else None,
+        compiled=bool(src.meta.get("uses_compile")),
+        fail_prefix=f"{ref} is back: ",
     )
 
 
