@@ -341,7 +341,9 @@ class UserOracle:
             return
         if kind == "error":
             if arg and contains(error_text(exc), arg):
-                repro.verdict("REPRODUCED", "raises " + said, self.tag)
+                # Decided as a signature is: the error the user names, on whichever device ran
+                # (the driver names it with this oracle's tag).
+                repro.verdict("REPRODUCED", "raises " + said, "signature")
             if arg:
                 detail = "raises a different error: %s; --expect error:%s wants one that holds %r"
                 repro.verdict("CANNOT_RUN", detail % (said, arg, arg))

@@ -35,9 +35,8 @@ def reference_body(
     """The test body against a reference for the printed ``statement`` whose output the issue
     reports as ``reported``, or None when no reference exists for it."""
     if compiled:
-        from contribkit.testgen.expectbodies import two_runs_body
-
         from contribkit.core.errors import BadInput
+        from contribkit.testgen.expectbodies import two_runs_body
 
         try:
             two = two_runs_body("compile-vs-eager", code, fail_prefix, "eager as the reference")
