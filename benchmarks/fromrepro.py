@@ -122,21 +122,11 @@ def run_tests(fork: Path, rows: list[Row], limit: float) -> None:
     except subprocess.TimeoutExpired:
         report = ""
     for row in written:
-        words = {
-            m.group(1)
-            for m in re.finditer(
-                r"^(PASSED|FAILED|SKIPPED|ERROR) " + re.escape(row.detail), report, re.M
-            )
-        }
-        row.test = (
-            "failed"
-            if words & {"FAILED", "ERROR"}
-            else "passed"
-            if "PASSED" in words
-            else "skipped"
-            if words
-            else "error"
-        )
+        path = re.escape(row.detail)
+        words = set(re.findall(r"^(PASSED|FAILED|ERROR) " + path, report, re.M))
+        words |= {"SKIPPED"} if re.search(r"^SKIPPED \[\d+\] " + path, report, re.M) else set()
+        failed, passed = words & {"FAILED", "ERROR"}, "PASSED" in words
+        row.test = "failed" if failed else "passed" if passed else "skipped" if words else "error"
 
 
 def main() -> int:

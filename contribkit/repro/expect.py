@@ -77,7 +77,8 @@ def check_expect(value: str, option: str = "--expect") -> str:
             f"{option}: {str(exc).removeprefix('--expect ')}",
             hint=f"e.g. {option} 'error:index out of range'",
         ) from None
-    return f"{kind}:{arg}" if arg else kind
+    stated = ":" in value  # recompiles and graph-breaks default to 0, kept unsaid
+    return f"{kind}:{arg}" if arg and stated else kind
 
 
 def describe(value: str | None) -> str:

@@ -50,7 +50,8 @@ def expect_body(value: str, code: str, ref: str, uses_device: bool) -> OracleBod
     if kind == "error":
         return _error(plain, arg, fail_prefix, said)
     if kind == "no-error":
-        body = "with self.assertRaises(Exception):\n" + indent_block(plain, "    ")
+        message = python_literal(f"{fail_prefix}the code runs to its end without an error")
+        body = f"with self.assertRaises(Exception, msg={message}):\n" + indent_block(plain, "    ")
         checks = f"Fails while the code runs to its end without an error ({said})."
         note = "the test asserts only that an error is raised: name the error the fix raises"
         return OracleBody(body, checks, notes=[note])

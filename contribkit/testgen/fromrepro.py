@@ -9,6 +9,7 @@ import ast
 import builtins
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -140,6 +141,7 @@ def read_repro(folder: Path) -> ReproSource:
         and not stated
         and not meta.get("signature_parts")
         and not has_oracle_evidence(meta)
+        and inferred_expect(meta, None) is None
     ):
         raise BadInput(f"{folder} {_nothing_to_test(meta)}", hint=_NOTHING_HINT)
     return ReproSource(folder, meta, code, check, notes)
@@ -220,7 +222,7 @@ def repro_spec(
         else src.dir.name
     )
     dynamo = bool(meta.get("uses_compile"))
-    stated = _stated(src)
+    stated = _stated(src) or (inferred_expect(meta, gate.oracle) if src.check is None else None)
     requires_cuda = bool(meta.get("requires_cuda")) or gate.device == "cuda"
     requires_cuda = requires_cuda or bool(stated and stated.startswith("device-vs-cpu"))
     fail_prefix = f"{ref} is back: the code raises the issue's error again: "
@@ -241,7 +243,7 @@ def repro_spec(
         notes.append("the code does not use a device: the test runs on CPU only")
     result_check: dict[str, Any] = {}
     if oracle is not None:
-        body = _oracle_body(src, oracle, code, ref, uses_device, gate.force)
+        body = _oracle_body(src, oracle, code, ref, uses_device, gate.force, gate.oracle)
         code, checks = body.code, body.checks
         device_imports, notes = [*device_imports, *body.imports], [*notes, *body.notes]
     elif signature:
@@ -334,11 +336,19 @@ def _crash_check(
 
 
 def _oracle_body(
-    src: ReproSource, oracle: str, code: str, ref: str, uses_device: bool, force: bool
+    src: ReproSource,
+    oracle: str,
+    code: str,
+    ref: str,
+    uses_device: bool,
+    force: bool,
+    gate_oracle: str | None = None,
 ) -> OracleBody:
     where = str(src.dir)
     if oracle == "expect":
-        return expect_body(str(src.meta["expect"]), code, ref, uses_device)
+        stated = _stated(src) or inferred_expect(src.meta, gate_oracle)
+        assert stated is not None
+        return expect_body(stated, code, ref, uses_device)
     if oracle == "assert":
         return assert_body(code, where)
     if oracle == "crash":
@@ -355,6 +365,35 @@ def _oracle_body(
         compiled=bool(src.meta.get("uses_compile")),
         fail_prefix=f"{ref} is back: ",
     )
+
+
+# The inferred oracles that torch._dynamo's counts or a second run decide, as the --expect
+# that checks the same (their evidence key, then how to say it): a test from them is the
+# stated oracle's test.
+_DYNAMO_ORACLES: dict[str, tuple[str, Callable[[dict[str, Any]], str]]] = {
+    "graph-breaks": ("graph_breaks", lambda ev: "graph-breaks"),
+    "graph-break": ("graph_break", lambda ev: "graph-breaks"),
+    "recompiles": ("recompiles", lambda ev: f"recompiles:{int(ev['recompiles']['allowed'])}"),
+    "determinism": ("determinism", lambda ev: "determinism"),
+}
+
+
+def inferred_expect(meta: dict[str, Any], decided: str | None) -> str | None:
+    """The ``--expect`` that checks what the inferred graph-break(s), recompiles or determinism
+    oracle checked: the one that decided the verdict, else (not known) the first present when
+    no assert, crash or quoted-output oracle is."""
+    evidence = meta.get("evidence")
+    if not isinstance(evidence, dict):
+        return None
+    if decided is None and has_oracle_evidence(meta):
+        return None
+    for name, (key, say) in _DYNAMO_ORACLES.items():
+        if evidence.get(key) and decided in (None, name):
+            try:
+                return say(evidence)
+            except (KeyError, TypeError, ValueError):
+                return None
+    return None
 
 
 def _stated(src: ReproSource) -> str | None:

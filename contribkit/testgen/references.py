@@ -58,7 +58,7 @@ def reference_body(
     )
     edits = [Edit(*statement.start, *statement.end, "", check)]
     body, _ = strip_runtime(apply_edits(code, edits))
-    body = FLOAT64 + drop_no_op_expressions(drop_prints(body))
+    body = (FLOAT64 if "float64(" in expr else "") + drop_no_op_expressions(drop_prints(body))
     checks = (
         f"Fails while `{statement.expr}` differs from the same computation in float64 (the "
         "issue quotes only the wrong output)."
@@ -71,8 +71,15 @@ def reference_body(
 
 
 def _floats(source: str) -> bool:
-    tree = ast.parse(source, mode="eval")
-    return any(isinstance(n, ast.Constant) and isinstance(n.value, float) for n in ast.walk(tree))
+    """The printed literal holds a floating value: ``1.5``, ``torch.nan``, a float dtype."""
+    for node in ast.walk(ast.parse(source, mode="eval")):
+        if isinstance(node, ast.Constant) and isinstance(node.value, float):
+            return True
+        if isinstance(node, ast.Attribute) and (
+            node.attr in ("nan", "inf") or node.attr.startswith(("float", "bfloat", "half"))
+        ):
+            return True
+    return False
 
 
 def _reference_expr(code: str, statement: Shown) -> str | None:
@@ -109,17 +116,44 @@ def _reference_expr(code: str, statement: Shown) -> str | None:
             root = root.value
         if isinstance(root, ast.Name) and root.id in defined:
             return None
-    wrapped = ast.unparse(_Float64().visit(ast.parse(ast.unparse(node), mode="eval")))
-    return wrapped if "float64(" in wrapped else None  # no value read: nothing to upcast
+    upcast = _Float64(_tensor_names(tree, statement.start[0]))
+    wrapped = ast.unparse(upcast.visit(ast.parse(ast.unparse(node), mode="eval")))
+    return wrapped if upcast.changed else None  # nothing upcast: the same computation again
+
+
+# Low-precision floating dtypes and the methods that convert to them: float64 in the reference.
+_LOW = {"float16", "half", "bfloat16", "float32", "float"}
+_TO_LOW = {"half", "bfloat16", "float"}
+
+
+def _tensor_names(tree: ast.Module, before: int) -> set[str]:
+    """Names the code's top level assigns (before line ``before``) from a torch call or from
+    another such name: the values that are tensors, which the reference upcasts."""
+    names: set[str] = set()
+    for stmt in tree.body:
+        if stmt.lineno >= before or not isinstance(stmt, ast.Assign):
+            continue
+        reads = {n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name)}
+        calls = [n.func for n in ast.walk(stmt.value) if isinstance(n, ast.Call)]
+        if any(_under_torch(f) for f in calls) or reads & names:
+            names.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
+    return names
 
 
 class _Float64(ast.NodeTransformer):
-    """Names the expression reads become ``float64(name)``; ``torch`` and call targets stay."""
+    """Tensor names the expression reads become ``float64(name)``, low-precision dtypes
+    ``torch.float64`` and ``.half()``/``.float()`` ``.double()``; ``torch`` paths stay."""
+
+    def __init__(self, tensors: set[str]) -> None:
+        self.tensors = tensors
+        self.changed = False
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
         node.args = [self.visit(a) for a in node.args]
         node.keywords = [self.visit(k) for k in node.keywords]
         if isinstance(node.func, ast.Attribute):
+            if node.func.attr in _TO_LOW and not node.args and not _under_torch(node.func):
+                node.func.attr, self.changed = "double", True
             node.func.value = self._value(node.func.value)
         return node
 
@@ -132,13 +166,17 @@ class _Float64(ast.NodeTransformer):
 
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
         if _under_torch(node):
-            return node  # torch.float32, torch.pi
+            if node.attr in _LOW and isinstance(node.value, ast.Name):  # torch.float16
+                self.changed = True
+                return ast.Attribute(node.value, "float64", ast.Load())
+            return node  # torch.pi, torch.nn.functional
         node.value = self.visit(node.value)
         return node
 
     def visit_Name(self, node: ast.Name) -> ast.AST:
-        if node.id == "torch" or not isinstance(node.ctx, ast.Load):
+        if node.id not in self.tensors or not isinstance(node.ctx, ast.Load):
             return node
+        self.changed = True
         return ast.Call(ast.Name("float64", ast.Load()), [node], [])
 
 
