@@ -124,3 +124,7 @@ CASES: dict[str, tuple[str, str, str, str]] = {
         CRASH_CODE.format(stride="[1, 1]"),
     ),
 }
+# Cancellation in float32: 1e8 + 1 rounds to 1e8, so the difference prints 0 where float64 gives
+# 1; the fixed variant adds 64, which float32 holds at 1e8.
+CANCEL_CODE = "import torch\na = torch.tensor([1e8])\nb = torch.tensor([{b}])\nprint((a + b) - a)\n"
+CANCEL_OUTPUT = "\n\nIt prints\n\n```\ntensor([0.])\n```\n"

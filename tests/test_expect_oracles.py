@@ -14,9 +14,19 @@ from typing import Any
 
 import pytest
 
+from contribkit.core.errors import BadInput
 from contribkit.target.reproexpect import EXPECT_USAGE, judge_pair, parse_expect
+from contribkit.testgen.oracles import quoted_output_body
 from tests.conftest import RunCli
-from tests.expectfixtures import CASES, DEVICE_CODE, INDEX_CODE, issue
+from tests.expectfixtures import (
+    BREAK_CODE,
+    CANCEL_CODE,
+    CANCEL_OUTPUT,
+    CASES,
+    DEVICE_CODE,
+    INDEX_CODE,
+    issue,
+)
 from tests.test_test_command import pytest_file
 
 
@@ -251,3 +261,73 @@ def test_device_vs_cpu_without_the_device(fork_repo: Path, run_cli: RunCli) -> N
     text = (fork_repo / rel).read_text()
     assert "@onlyCUDA" in text and 'expected = run_code("cpu")' in text
     assert "self.assertEqual(run_code(device), expected, exact_device=False" in text
+
+
+# -- a reference where the issue quotes only the wrong output ------------------------------------
+def test_the_float64_reference_upcasts_tensors_and_low_precision_dtypes() -> None:
+    def expected_line(code: str, printed: str) -> str | None:
+        units = [{"id": 1, "where": "x", "actual": [printed], "expected": None}]
+        try:
+            body = quoted_output_body(code, {"units": units}, "x", fail_prefix="#1 is back: ")
+        except BadInput:
+            return None
+        return next(line for line in body.code.splitlines() if line.startswith("expected = "))
+
+    def marked(line: str, before: str = "") -> str:
+        return f"import torch\n{before}_repro.mark(1); {line}\n_repro.mark(-1)\n"
+
+    half = marked("_repro.echo(torch.ones(9, dtype=torch.float16).mean())")
+    assert expected_line(half, "tensor(nan, dtype=torch.float16)") == (
+        "expected = torch.ones(9, dtype=torch.float64).mean()"
+    )
+    names = marked("print(d)", "a = torch.tensor([0.84])\nd = a - a.floor()\n")
+    assert expected_line(names, "tensor([0.8400])") == "expected = float64(a) - float64(a).floor()"
+    # No tensor is read (an int, a NumPy array): the "reference" would compute the same again.
+    assert (
+        expected_line(marked("_repro.echo(torch.scalar_tensor(k))", "k = 4\n"), "tensor(4.)")
+        is None
+    )
+    numpy = marked(
+        "print(np.sqrt(np.array([0.5], dtype=np.float32)).item())", "import numpy as np\n"
+    )
+    assert expected_line(numpy, "0.7071067690849304") is None
+    # A function of the code's own is not a torch function: no reference either.
+    own = marked("print(f(a))", "def f(x):\n    return x * 2\na = torch.ones(1)\n")
+    assert expected_line(own, "tensor([2.])") is None
+
+
+@pytest.mark.slow
+def test_a_quoted_wrong_output_is_tested_against_float64(fork_repo: Path, run_cli: RunCli) -> None:
+    tests = []
+    for number, b in ((9860, "1.0"), (9861, "64.0")):
+        data = issue(
+            number, "a difference that vanishes", CANCEL_CODE.format(b=b), "Look:" + CANCEL_OUTPUT
+        )
+        out = make(run_cli, fork_repo, data)
+        rel = f"test/test_issue_{number}.py"
+        wrote = run_cli("test", "--from-repro", str(out), "--path", rel, "--json", cwd=fork_repo)
+        assert wrote.returncode == 0, wrote.stderr
+        notes = json.loads(wrote.stdout)["notes"]
+        assert any("against the same torch functions on float64 values" in n for n in notes)
+        text = (fork_repo / rel).read_text()
+        assert "expected = (float64(a) + float64(b)) - float64(a)" in text
+        assert "assertNotEqual" not in text
+        tests.append(fork_repo / rel)
+    failing, passing = (pytest_file(path) for path in tests)
+    assert failing.returncode == 1 and "differs from the float64 reference" in failing.stdout
+    assert passing.returncode == 0, passing.stdout[-3000:]
+
+
+@pytest.mark.slow
+def test_an_inferred_graph_breaks_oracle_gets_the_same_test(
+    fork_repo: Path, run_cli: RunCli
+) -> None:
+    code = BREAK_CODE.format(line="    torch._dynamo.graph_break()\n")
+    out = make(run_cli, fork_repo, issue(9870, "a graph break", code, "This causes a graph break."))
+    assert json.loads((out / "meta.json").read_text())["oracles"] == ["graph-breaks"]
+    rel = "test/test_issue_9870.py"
+    wrote = run_cli("test", "--from-repro", str(out), "--path", rel, "--json", cwd=fork_repo)
+    assert wrote.returncode == 0, wrote.stderr
+    assert 'breaks = torch._dynamo.utils.counters["graph_break"]' in (fork_repo / rel).read_text()
+    failing = pytest_file(fork_repo / rel)
+    assert failing.returncode == 1 and "is back (--expect graph-breaks)" in failing.stdout
