@@ -55,9 +55,9 @@ DEVICE_CODE = "import torch\nx = torch.arange(4.0).cuda()\nprint(x.cumsum(0))\n"
 
 
 def issue(
-    number: int, title: str, code: str, prose: str = "This looks wrong to me."
+    number: int, title: str, code: str, prose: str = "This looks wrong to me.", after: str = ""
 ) -> dict[str, Any]:
-    body = f"## 🐛 Describe the bug\n\n{prose}\n\n```python\n{code}```\n"
+    body = f"## 🐛 Describe the bug\n\n{prose}\n\n```python\n{code}```\n{after}"
     return {
         "number": number,
         "repo": "pytorch/pytorch",
@@ -127,4 +127,4 @@ CASES: dict[str, tuple[str, str, str, str]] = {
 # Cancellation in float32: 1e8 + 1 rounds to 1e8, so the difference prints 0 where float64 gives
 # 1; the fixed variant adds 64, which float32 holds at 1e8.
 CANCEL_CODE = "import torch\na = torch.tensor([1e8])\nb = torch.tensor([{b}])\nprint((a + b) - a)\n"
-CANCEL_OUTPUT = "\n\nIt prints\n\n```\ntensor([0.])\n```\n"
+CANCEL_OUTPUT = "\nThe output is\n```\ntensor([0.])\n```\n"

@@ -301,7 +301,7 @@ def test_a_quoted_wrong_output_is_tested_against_float64(fork_repo: Path, run_cl
     tests = []
     for number, b in ((9860, "1.0"), (9861, "64.0")):
         data = issue(
-            number, "a difference that vanishes", CANCEL_CODE.format(b=b), "Look:" + CANCEL_OUTPUT
+            number, "a difference that vanishes", CANCEL_CODE.format(b=b), "Look:", CANCEL_OUTPUT
         )
         out = make(run_cli, fork_repo, data)
         rel = f"test/test_issue_{number}.py"

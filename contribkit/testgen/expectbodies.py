@@ -13,6 +13,8 @@ the test checks what that oracle checks, so that it fails while the repro says R
 
 from __future__ import annotations
 
+import ast
+
 from contribkit.core.render import python_literal
 from contribkit.repro.codefacts import Edit, apply_edits
 from contribkit.target.reproexpect import parse_expect
@@ -118,7 +120,7 @@ def printed_values(code: str) -> tuple[str, str | None]:
     ``printed`` instead; else its result (:func:`take_result`); the name to compare, or None."""
     _, shown = strip_runtime(code)
     if shown:
-        edits = [Edit(*s.start, *s.end, "", f"printed.append({s.expr})") for s in shown]
+        edits = [Edit(*s.start, *s.end, "", f"printed.append({_values_of(s.expr)})") for s in shown]
         body, _ = strip_runtime(apply_edits(code, edits))
         return "printed = []\n" + drop_prints(body), "printed"
     plain = drop_prints(strip_runtime(code)[0])
@@ -166,3 +168,20 @@ def two_runs_body(kind: str, code: str, fail_prefix: str, said: str) -> OracleBo
 
 def _msg(prefix: str, what: str) -> str:
     return python_literal(prefix + what)
+
+
+def _values_of(expr: str) -> str:
+    """The values a print shows: ``print(a, b)`` (held as ``" ".join(str(v) for v in (a, b,))``)
+    is the tuple ``(a, b,)``, so that tensors compare as values, not as text that names a
+    device."""
+    node = ast.parse(expr, mode="eval").body
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "join"
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.GeneratorExp)
+        and isinstance(node.args[0].generators[0].iter, ast.Tuple)
+    ):
+        return ast.unparse(node.args[0].generators[0].iter)
+    return expr

@@ -364,6 +364,7 @@ def _oracle_body(
         stated if isinstance(stated, str) else None,
         compiled=bool(src.meta.get("uses_compile")),
         fail_prefix=f"{ref} is back: ",
+        on_device=uses_device and evidence.get("reported_device") == "cuda",
     )
 
 

@@ -365,6 +365,7 @@ def quoted_output_body(
     expected_text: str | None = None,
     compiled: bool = False,
     fail_prefix: str = "",
+    on_device: bool = False,
 ) -> OracleBody:
     """The printed values asserted equal to the output the issue expects (quoted as output, or
     else stated in code in its expected-behaviour prose, see :func:`prose_expectation`); where
@@ -400,7 +401,7 @@ def quoted_output_body(
         statement, text = reported[-1]
         from contribkit.testgen.references import reference_body
 
-        reference = reference_body(code, statement, text, compiled, fail_prefix)
+        reference = reference_body(code, statement, text, compiled, fail_prefix, on_device)
         if reference is not None:
             return reference
         if not force:

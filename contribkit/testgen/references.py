@@ -6,7 +6,9 @@ reported value.
   against the same code with ``torch._dynamo.config.patch(disable=True)``);
 - the printed value is a floating-point result of torch functions and tensor methods on the
   code's values (``torch.norm(a)``, ``x.sqrt()``, ``torch.fmod(a, b)``): the same expression
-  on those values in float64 is the reference, compared at the tolerance of the value's dtype.
+  on those values in float64 is the reference, compared at the tolerance of the value's dtype;
+- the issue reports the bug on CUDA and the code takes its device from the test: CPU is the
+  reference (the test is for CUDA only).
 
 Anything else (a user function or module, an integer or boolean value, text) has no reference
 here: None, and the caller refuses as before.
@@ -30,19 +32,28 @@ FLOAT64 = (
 
 
 def reference_body(
-    code: str, statement: Shown, reported: str, compiled: bool, fail_prefix: str
+    code: str,
+    statement: Shown,
+    reported: str,
+    compiled: bool,
+    fail_prefix: str,
+    on_device: bool = False,
 ) -> OracleBody | None:
     """The test body against a reference for the printed ``statement`` whose output the issue
-    reports as ``reported``, or None when no reference exists for it."""
-    if compiled:
+    reports as ``reported``, or None when no reference exists for it. ``on_device``: the issue
+    reports the bug on CUDA and the code runs on the test's ``device`` (CPU is the reference)."""
+    if compiled or on_device:
         from contribkit.core.errors import BadInput
         from contribkit.testgen.expectbodies import two_runs_body
 
+        kind, against = ("compile-vs-eager", "eager") if compiled else ("device-vs-cpu", "CPU")
         try:
-            two = two_runs_body("compile-vs-eager", code, fail_prefix, "eager as the reference")
+            two = two_runs_body(kind, code, fail_prefix, f"{against} as the reference")
         except BadInput:
             return None
-        note = "the issue quotes only the wrong output: the test compares compiled with eager"
+        note = (
+            f"the issue quotes only the wrong output: the test compares its values with {against}'s"
+        )
         return OracleBody(two.code, two.checks, two.imports, [note])
     parsed = literal(reported)
     if parsed is None or not _floats(parsed[0]):
@@ -104,10 +115,7 @@ def _reference_expr(code: str, statement: Shown) -> str | None:
         if not assigned:
             return None
         node = assigned[-1]
-    calls = [n for n in ast.walk(node) if isinstance(n, ast.Call)]
-    if not calls:
-        return None
-    for call in calls:
+    for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
         func = call.func
         if isinstance(func, ast.Name):
             return None  # a function of the code's own, or a builtin
