@@ -32,6 +32,7 @@ _RENDER_SOURCES = (
     "issue",
     "repro",
     "target/reprojudge.py",
+    "target/reprotrace.py",
     "target/reprolib.py",
     "core/render.py",
 )
@@ -103,7 +104,7 @@ def plan_for(issue: Issue, cache: JsonCache | None, timeout: float = 300.0) -> R
     return plan
 
 
-RUNTIME_FILES = ("reprojudge.py", "reprolib.py")  # embedded in this order
+RUNTIME_FILES = ("reprojudge.py", "reprotrace.py", "reprolib.py")  # embedded in this order
 _JUDGE_IMPORT = re.compile(
     r"^# contribkit:judge-import\b.*?^# contribkit:end-judge-import\n", re.M | re.S
 )
@@ -113,15 +114,11 @@ _IMPORT = re.compile(r"^(?:import (\w+)|from (\w+) import ([\w, ]+))\n", re.M)
 
 
 def runtime_source() -> str:
-    """The repro runtime as one script's text: the judging functions, then the driver without
-    its import of them, nor the imports the judging part made already."""
+    """The repro runtime as one script's text: the judging functions, the evidence recorder,
+    then the driver without its import of them; each part less the imports made above it."""
     folder = resources.files("contribkit.target")
-    judge, driver = (folder.joinpath(name).read_text(encoding="utf-8") for name in RUNTIME_FILES)
+    parts = [folder.joinpath(name).read_text(encoding="utf-8") for name in RUNTIME_FILES]
     had: set[str] = set()
-    for match in _IMPORT.finditer(judge):
-        had.update(
-            [match[1]] if match[1] else [f"{match[2]}.{n.strip()}" for n in match[3].split(",")]
-        )
 
     def new_names(match: re.Match[str]) -> str:
         if match[1]:
@@ -129,8 +126,15 @@ def runtime_source() -> str:
         names = [n.strip() for n in match[3].split(",") if f"{match[2]}.{n.strip()}" not in had]
         return f"from {match[2]} import {', '.join(names)}\n" if names else ""
 
-    driver = _IMPORT.sub(new_names, _JUDGE_IMPORT.sub("", driver))
-    return judge.rstrip("\n") + "\n\n\n" + driver.rstrip("\n")
+    texts = []
+    for part in parts:
+        text = _IMPORT.sub(new_names, _JUDGE_IMPORT.sub("", part))
+        for match in _IMPORT.finditer(part):
+            had.update(
+                [match[1]] if match[1] else [f"{match[2]}.{n.strip()}" for n in match[3].split(",")]
+            )
+        texts.append(text.rstrip("\n"))
+    return "\n\n\n".join(texts)
 
 
 def input_hash(issue: Issue) -> str:

@@ -1,6 +1,7 @@
-# contribkit repro runtime, part 2: the Repro driver. Embedded verbatim in every generated repro
-# script after reprojudge.py (the judging functions; this file's import of them is dropped
-# there), so it is standard-library only, runs on Python 3.9+, and has no __future__ imports.
+# contribkit repro runtime, part 3: the Repro driver. Embedded verbatim in every generated repro
+# script after reprojudge.py (the judging functions) and reprotrace.py (the execution evidence;
+# this file's import of both is dropped there), so it is standard-library only, runs on Python
+# 3.9+, and has no __future__ imports.
 # The verdict contract (see contribkit's README): the last line printed is
 #   contribkit-verdict: <VERDICT> [<oracle>] <detail>
 # with exit 0 NOT_REPRODUCED, 1 REPRODUCED, 125 CANNOT_RUN (compatible with `git bisect run`).
@@ -23,17 +24,21 @@ from typing import Any, Callable, Dict, List, NoReturn, Optional
 from contribkit.target.reprojudge import (
     compare_unit,
     describe,
+    device_gap,
     dynamo_counts,
     dynamo_recompiles,
     judge_outputs,
     judge_recompiles,
     judge_runs,
+    missing_for_absence,
+    missing_for_signature,
     normalise_message,
     output_lines,
     printed_signature,
     signal_name,
     signature_matches,
 )
+from contribkit.target.reprotrace import EVIDENCE_ENV, EVIDENCE_PREFIX, Recorder, explain_lines
 
 # contribkit:end-judge-import
 
@@ -154,6 +159,9 @@ class Repro:
         self._argv: List[str] = []
         self._started = 0.0
         self._differential: "Optional[tuple[Callable[[], Any], Callable[[], Any]]]" = None
+        self.record: Optional[Recorder] = None  # what the issue's code executed (None: not here)
+        self.explain = False
+        self._raised_on: "Optional[tuple[str, List[str]]]" = None  # the torch op that raised
 
     # -- start ------------------------------------------------------------------------
     def start(self, argv: Optional[List[str]] = None) -> str:
@@ -166,6 +174,11 @@ class Repro:
             "--json", action="store_true", help="print the verdict as one JSON object"
         )
         parser.add_argument(
+            "--explain",
+            action="store_true",
+            help="print the execution evidence and the rule that decided, before the verdict",
+        )
+        parser.add_argument(
             "--timeout",
             type=float,
             default=self.timeout,
@@ -175,6 +188,7 @@ class Repro:
         self._started = time.monotonic()
         args, rest = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
         self.as_json = args.json
+        self.explain = args.explain
         self.timeout = args.timeout
         self.device = args.device or os.environ.get("CONTRIBKIT_DEVICE") or self.default_device
         if self.timeout > 0 and os.environ.get(CHILD_ENV) != "1" and os.path.isfile(sys.argv[0]):
@@ -190,6 +204,8 @@ class Repro:
         self._record_skips()
         self._check_device()
         self._seed()
+        self.record = Recorder(_main_file())
+        self.record.start()
         self.mark(0)
         return self.device
 
@@ -370,11 +386,13 @@ class Repro:
     def finish(self, check: Optional[Callable[[], None]] = None) -> NoReturn:
         """The issue's code ran to the end: decide by the strongest evidence there is."""
         self.mark(-1)
+        if self.record is not None:
+            self.record.stop(ran_to_end=True)
         if self.incomplete:
             self.verdict("CANNOT_RUN", "INCOMPLETE: " + self.incomplete)
         if check is not None:
             self._run_check(check)
-        self._completed("completed on " + self.device)
+        self._completed("completed on " + self._ran_on())
 
     def _run_check(self, check: Callable[[], None]) -> NoReturn:
         oracle = self.evidence.get("check_oracle") or "check"
@@ -390,7 +408,7 @@ class Repro:
             if judged is not None:
                 self.verdict(*judged)
             self.verdict("CANNOT_RUN", "check() raised " + describe(exc))
-        self.verdict("NOT_REPRODUCED", "check passed on " + self.device, oracle)
+        self.verdict("NOT_REPRODUCED", "check passed on " + self._ran_on(), oracle)
 
     def _unit_outputs(self) -> Dict[int, List[str]]:
         """Printed lines per unit id (id 0: everything the issue's code printed)."""
@@ -553,6 +571,9 @@ class Repro:
             sys.stderr.flush()
             os._exit(130)  # aborts a `git bisect run`, as an interruption should
         traceback.print_exception(exc_type, exc, tb)
+        if self.record is not None:
+            self.record.stop(ran_to_end=False)
+            self._raised_on = self.record.raised_by(exc)
         verdict, detail, oracle = self.classify(exc)
         if verdict == "CANNOT_RUN":
             verdict, detail, oracle = self._diverges(exc) or (verdict, detail, oracle)
@@ -609,12 +630,21 @@ class Repro:
                 "CANNOT_RUN", "the issue's code exited with " + repr(self.exit_requested[-1])
             )
         self.mark(-1)
-        self._completed("the issue's code exited cleanly on " + self.device)
+        if self.record is not None:
+            self.record.stop(ran_to_end=True)
+        self._completed("the issue's code exited cleanly on " + self._ran_on())
 
     def verdict(self, verdict: str, detail: str, oracle: str = "") -> NoReturn:
         reported = self.evidence.get("reported_device")
         ran_on = self.device.split(":", 1)[0]
-        if verdict != "CANNOT_RUN" and reported and reported != ran_on and oracle != "signature":
+        recorded = self.record is not None and self.record.mode is not None
+        rule = ""
+        if verdict != "CANNOT_RUN" and recorded:
+            rule, gap = self._evidence_rule(verdict, oracle)
+            if gap:
+                detail = detail[:200] + ", but " + gap + ": " + _TO_DECIDE
+                verdict, oracle = "CANNOT_RUN", ""
+        elif verdict != "CANNOT_RUN" and reported and reported != ran_on and oracle != "signature":
             detail = (
                 "the issue reports the bug on "
                 + reported
@@ -638,6 +668,14 @@ class Repro:
         self._done = True
         code = VERDICT_EXIT[verdict]
         sys.stderr.flush()
+        evidence = self.record.document() if self.record is not None else None
+        if self._stdout is not None:
+            sys.stdout = self._stdout._stream
+        if self.explain or os.environ.get(EVIDENCE_ENV) == "1":
+            print(EVIDENCE_PREFIX + " " + json.dumps({"evidence": evidence, "rule": rule}))
+        if self.explain:
+            for line in explain_lines(evidence, rule or "the oracle decided alone"):
+                print("contribkit-explain: " + line)
         if self.as_json:
             line = json.dumps(
                 {
@@ -646,14 +684,78 @@ class Repro:
                     "detail": detail,
                     "exit_code": code,
                     "issue": self.issue,
-                    "device": self.device,
+                    "device": self._ran_on(),
                     "signature": self._expected() or None,
+                    "evidence": evidence,
+                    "rule": rule or None,
                 }
             )
         else:
             tag = " [" + oracle + "]" if oracle else ""
             line = VERDICT_PREFIX + " " + verdict + tag + " " + detail
-        if self._stdout is not None:
-            sys.stdout = self._stdout._stream
         print(line, flush=True)
         os._exit(code)
+
+    # -- the rules over the execution evidence --------------------------------------------
+    def _ran_on(self) -> str:
+        """The device the issue's operations ran on (from the evidence), else the flag's."""
+        devices = self.record.devices() if self.record is not None else []
+        return ", ".join(devices) if devices else self.device
+
+    def _needs(self) -> Dict[str, Any]:
+        """What the issue claims, for the rules: the torch ops it names (those this torch has),
+        the device it reports the bug on, whether it is about compile or contrasts devices."""
+        ev = self.evidence
+        return {
+            "named": [n for n in ev.get("named_ops") or [] if _is_torch_op(n)],
+            "device": ev.get("reported_device"),
+            "compile": ev.get("about_compile"),
+            "contrast": ev.get("contrast"),
+            "defines_only": ev.get("defines_only"),
+            "error_expected": ev.get("error_expected"),
+            "raised_op": self._raised_on[0] if self._raised_on else "",
+        }
+
+    def _evidence_rule(self, verdict: str, oracle: str) -> "tuple[str, str]":
+        """The rule a definite verdict must meet, and what the evidence lacks ("" when none)."""
+        assert self.record is not None
+        doc, needs = self.record.document(), self._needs()
+        if verdict == "NOT_REPRODUCED":
+            if oracle == "determinism":  # decided from two child runs, each recorded there
+                return "", ""
+            rule = (
+                "NOT_REPRODUCED needs the issue's code run to its end, a torch operation it"
+                " names called, on the device it reports, under torch.compile where it compiles"
+            )
+            return rule, missing_for_absence(doc, needs)
+        if oracle == "signature" and self._raised_on is not None:
+            rule = (
+                "REPRODUCED from the issue's error needs it raised on the device the issue"
+                " reports, and not presented as the expected result"
+            )
+            return rule, missing_for_signature(self._raised_on[1], needs)
+        rule = "a definite verdict needs the operations run on the device the issue reports"
+        if oracle == "signature":
+            return rule, missing_for_signature(doc["devices"], needs)
+        return rule, device_gap(doc["devices"], needs["device"])
+
+
+_TO_DECIDE = "run it where that holds, or decide by reading its output"
+
+
+def _main_file() -> str:
+    """The file of the running script (what the recorder matches frames against)."""
+    main = sys.modules.get("__main__")
+    return os.path.abspath(str(getattr(main, "__file__", "") or sys.argv[0]))
+
+
+def _is_torch_op(name: str) -> bool:
+    """A function or method of torch's public namespaces (not a class) called ``name``."""
+    import torch
+
+    spaces = (torch, torch.Tensor, torch.nn.functional, torch.linalg, torch.fft, torch.special)
+    for space in spaces:
+        value = getattr(space, name, None)
+        if callable(value) and not isinstance(value, type):
+            return True
+    return False
