@@ -94,6 +94,7 @@ def edit_code(code: str) -> EditedCode:
     if imports:
         names = ", ".join(sorted(n for n in loaded - bound if n in KNOWN_IMPORTS))
         result.edits.insert(0, f"add imports for the free names {names}: {'; '.join(imports)}")
+    imports += _free_defaults(loaded - bound - _BUILTINS, imports, result)
     text = apply_edits(code, spans)
     body = "\n".join([*imports, text.rstrip("\n"), *calls]) + "\n"
     if _has_top_level_await(tree):
@@ -105,6 +106,30 @@ def edit_code(code: str) -> EditedCode:
         result.edits.append("run the code in asyncio.run(): it uses top-level await")
     result.text = body
     return result
+
+
+# Free names that are plainly a device or a dtype -> the value a human gives them: the script's
+# device (--device) or the default dtype. Class: snippets cut from a larger program that kept
+# ``.to(device)`` but not the line defining it (dev-set issues of different reporters).
+FREE_DEFAULTS = {
+    "device": "torch.device(DEVICE)",
+    "dev": "torch.device(DEVICE)",
+    "dtype": "torch.get_default_dtype()",
+}
+
+
+def _free_defaults(free: set[str], imports: list[str], result: EditedCode) -> list[str]:
+    """Lines that define the free device/dtype names (after ``import torch`` where needed)."""
+    names = sorted(free & set(FREE_DEFAULTS))
+    if not names:
+        return []
+    lines = [f"{name} = {FREE_DEFAULTS[name]}" for name in names]
+    if KNOWN_IMPORTS["torch"] not in imports:  # the code's own import may come later
+        lines.insert(0, KNOWN_IMPORTS["torch"])
+    result.edits.append(
+        f"define the undefined name(s) {', '.join(names)}: {'; '.join(lines[-len(names) :])}"
+    )
+    return lines
 
 
 def _names(tree: ast.Module) -> tuple[set[str], set[str]]:

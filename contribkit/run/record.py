@@ -104,6 +104,8 @@ class Cell:
     counts: TestCounts | None = None
     tests: list[TestOutcome] = field(default_factory=list)
     required: bool = True  # must be green for the run (and the submit gate) to pass
+    # A repro's execution evidence and the rule that decided (the script's evidence line).
+    evidence: dict[str, Any] | None = None
 
 
 @dataclass

@@ -36,7 +36,7 @@ from contribkit.core.errors import BadInput, warn
 from contribkit.core.proc import ChildResult, kill_running, run_child, scrubbed_env
 from contribkit.core.redact import redact
 from contribkit.core.sandbox import Confinement, Sandbox
-from contribkit.core.verdict import last_line, parse_verdict
+from contribkit.core.verdict import last_line, parse_evidence, parse_verdict
 from contribkit.git import cmd as gitcmd
 from contribkit.run.record import (
     Cell,
@@ -53,6 +53,7 @@ from contribkit.run.record import (
     write_record,
 )
 from contribkit.target.reprolib import VERDICT_EXIT, VERDICT_PREFIX
+from contribkit.target.reprotrace import EVIDENCE_ENV
 
 if TYPE_CHECKING:
     from contribkit.core.config import Settings
@@ -258,6 +259,8 @@ def leg_env(device: str, kind: str, gpu: str | None) -> dict[str, str]:
     }
     if kind == "device-test":
         env["PYTORCH_TESTING_DEVICE_ONLY_FOR"] = device
+    if kind == "repro":  # the script prints its execution evidence for the record
+        env[EVIDENCE_ENV] = "1"
     if gpu is not None:
         env["CUDA_VISIBLE_DEVICES"] = gpu
     return env
@@ -375,6 +378,7 @@ def read_repro_cell(cell: Cell, output: LegOutput) -> None:
         return
     word, detail = verdict
     cell.verdict = word
+    cell.evidence = parse_evidence(output.output)
     if VERDICT_EXIT[word] != output.returncode:
         cell.detail = f"verdict {word} but exit {output.returncode} (expected {VERDICT_EXIT[word]})"
     elif word == "CANNOT_RUN":
