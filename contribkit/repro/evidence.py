@@ -419,10 +419,14 @@ def issue_claims(
     # Where the title names one device (the bug "on GPU", "on MPS"), or the code's CUDA calls
     # were rewritten to --device: the bug is reported there. Classes: titles naming CUDA with
     # CPU code (dev 76571, 96613), CUDA snippets rewritten for the CPU.
-    if rewrite or (_TITLE_GPU.search(title) and not _TITLE_CPU.search(title)):
-        claims["reported_device"] = "cuda"
+    # A device the title names is a claim about the bug (an error raised elsewhere is not it);
+    # a rewrite only says where the reporter ran (a clean run elsewhere says nothing).
+    if _TITLE_GPU.search(title) and not _TITLE_CPU.search(title):
+        claims["reported_device"], claims["device_claimed"] = "cuda", True
     elif _TITLE_MPS.search(title) and not _TITLE_CPU.search(title):
-        claims["reported_device"] = "mps"
+        claims["reported_device"], claims["device_claimed"] = "mps", True
+    elif rewrite:
+        claims["reported_device"] = "cuda"
     return claims
 
 

@@ -321,7 +321,8 @@ def missing_for_absence(ev: Dict[str, Any], needs: Dict[str, Any]) -> str:
     gap = device_gap(ev.get("devices") or [], needs.get("device"))
     if gap:
         return gap
-    if needs.get("compile") and not (ev.get("compile") or {}).get("frames_ok"):
+    counts = ev.get("compile") or {}
+    if needs.get("compile") and not (counts.get("frames_ok") or counts.get("graphs")):
         return "the code uses torch.compile, but no compiled frame ran"
     return ""
 

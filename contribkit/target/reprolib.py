@@ -639,10 +639,14 @@ class Repro:
         ran_on = self.device.split(":", 1)[0]
         recorded = self.record is not None and self.record.mode is not None
         rule = ""
+        if verdict == "NOT_REPRODUCED" and self.skipped:
+            detail = "the issue's test skipped here: " + ", ".join(self.skipped)[:200]
+            verdict, oracle = "CANNOT_RUN", ""
+            detail += "; run it where it does not skip, or remove the skip"
         if verdict != "CANNOT_RUN" and recorded:
             rule, gap = self._evidence_rule(verdict, oracle)
             if gap:
-                detail = detail[:200] + ", but " + gap + ": " + _TO_DECIDE
+                detail = detail[:200] + "; not decisive, as " + gap + ": " + _TO_DECIDE
                 verdict, oracle = "CANNOT_RUN", ""
         elif verdict != "CANNOT_RUN" and reported and reported != ran_on and oracle != "signature":
             detail = (
@@ -661,10 +665,6 @@ class Repro:
                 + " is available"
             )
             verdict, oracle = "CANNOT_RUN", "device"
-        if verdict == "NOT_REPRODUCED" and self.skipped:
-            detail = "the issue's test skipped here: " + ", ".join(self.skipped)[:200]
-            verdict, oracle = "CANNOT_RUN", ""
-            detail += "; run it where it does not skip, or remove the skip"
         self._done = True
         code = VERDICT_EXIT[verdict]
         sys.stderr.flush()
@@ -728,6 +728,8 @@ class Repro:
                 " names called, on the device it reports, under torch.compile where it compiles"
             )
             return rule, missing_for_absence(doc, needs)
+        if oracle == "signature" and not self.evidence.get("device_claimed"):
+            needs["device"] = None  # ran elsewhere, the reported error still shows its path
         if oracle == "signature" and self._raised_on is not None:
             rule = (
                 "REPRODUCED from the issue's error needs it raised on the device the issue"
