@@ -361,3 +361,32 @@ def missing_for_signature(raised_on: List[str], needs: Dict[str, Any]) -> str:
             " call that side correct"
         )
     return ""
+
+
+def evidence_rule(
+    doc: Dict[str, Any],
+    needs: Dict[str, Any],
+    verdict: str,
+    oracle: str,
+    raised: "Optional[tuple[str, List[str]]]",
+) -> "tuple[str, str]":
+    """The rule a definite ``verdict`` must meet, and what ``doc`` (the evidence) lacks ("" when
+    nothing); ``raised``: the torch op that raised the issue's error, with its devices."""
+    if verdict == "NOT_REPRODUCED":
+        rule = (
+            "NOT_REPRODUCED needs the issue's code run to its end, a torch operation it"
+            " names called, on the device it reports, under torch.compile where it compiles"
+        )
+        return rule, missing_for_absence(doc, needs)
+    if oracle == "signature" and not needs.get("device_claimed"):
+        needs = dict(needs, device=None)  # ran elsewhere, the reported error still shows its path
+    if oracle == "signature" and raised is not None:
+        rule = (
+            "REPRODUCED from the issue's error needs it raised on the device the issue"
+            " reports, and not presented as the expected result"
+        )
+        return rule, missing_for_signature(raised[1], needs)
+    rule = "a definite verdict needs the operations run on the device the issue reports"
+    if oracle == "signature":
+        return rule, missing_for_signature(doc["devices"], needs)
+    return rule, device_gap(doc["devices"], needs.get("device"))

@@ -24,21 +24,26 @@ from typing import Any, Callable, Dict, List, NoReturn, Optional
 from contribkit.target.reprojudge import (
     compare_unit,
     describe,
-    device_gap,
     dynamo_counts,
     dynamo_recompiles,
+    evidence_rule,
     judge_outputs,
     judge_recompiles,
     judge_runs,
-    missing_for_absence,
-    missing_for_signature,
     normalise_message,
     output_lines,
     printed_signature,
     signal_name,
     signature_matches,
 )
-from contribkit.target.reprotrace import EVIDENCE_ENV, EVIDENCE_PREFIX, Recorder, explain_lines
+from contribkit.target.reprotrace import (
+    EVIDENCE_ENV,
+    EVIDENCE_PREFIX,
+    Recorder,
+    explain_lines,
+    issue_needs,
+    main_file,
+)
 
 # contribkit:end-judge-import
 
@@ -204,7 +209,7 @@ class Repro:
         self._record_skips()
         self._check_device()
         self._seed()
-        self.record = Recorder(_main_file())
+        self.record = Recorder(main_file())
         self.record.start()
         self.mark(0)
         return self.device
@@ -702,62 +707,14 @@ class Repro:
         devices = self.record.devices() if self.record is not None else []
         return ", ".join(devices) if devices else self.device
 
-    def _needs(self) -> Dict[str, Any]:
-        """What the issue claims, for the rules: the torch ops it names (those this torch has),
-        the device it reports the bug on, whether it is about compile or contrasts devices."""
-        ev = self.evidence
-        return {
-            "named": [n for n in ev.get("named_ops") or [] if _is_torch_op(n)],
-            "device": ev.get("reported_device"),
-            "compile": ev.get("about_compile"),
-            "contrast": ev.get("contrast"),
-            "defines_only": ev.get("defines_only"),
-            "error_expected": ev.get("error_expected"),
-            "raised_op": self._raised_on[0] if self._raised_on else "",
-        }
-
     def _evidence_rule(self, verdict: str, oracle: str) -> "tuple[str, str]":
         """The rule a definite verdict must meet, and what the evidence lacks ("" when none)."""
         assert self.record is not None
-        doc, needs = self.record.document(), self._needs()
-        if verdict == "NOT_REPRODUCED":
-            if oracle == "determinism":  # decided from two child runs, each recorded there
-                return "", ""
-            rule = (
-                "NOT_REPRODUCED needs the issue's code run to its end, a torch operation it"
-                " names called, on the device it reports, under torch.compile where it compiles"
-            )
-            return rule, missing_for_absence(doc, needs)
-        if oracle == "signature" and not self.evidence.get("device_claimed"):
-            needs["device"] = None  # ran elsewhere, the reported error still shows its path
-        if oracle == "signature" and self._raised_on is not None:
-            rule = (
-                "REPRODUCED from the issue's error needs it raised on the device the issue"
-                " reports, and not presented as the expected result"
-            )
-            return rule, missing_for_signature(self._raised_on[1], needs)
-        rule = "a definite verdict needs the operations run on the device the issue reports"
-        if oracle == "signature":
-            return rule, missing_for_signature(doc["devices"], needs)
-        return rule, device_gap(doc["devices"], needs["device"])
+        raised = self._raised_on
+        needs = issue_needs(self.evidence, raised[0] if raised else "")
+        if oracle == "determinism":  # decided from two child runs, each recorded there
+            return "", ""
+        return evidence_rule(self.record.document(), needs, verdict, oracle, raised)
 
 
 _TO_DECIDE = "run it where that holds, or decide by reading its output"
-
-
-def _main_file() -> str:
-    """The file of the running script (what the recorder matches frames against)."""
-    main = sys.modules.get("__main__")
-    return os.path.abspath(str(getattr(main, "__file__", "") or sys.argv[0]))
-
-
-def _is_torch_op(name: str) -> bool:
-    """A function or method of torch's public namespaces (not a class) called ``name``."""
-    import torch
-
-    spaces = (torch, torch.Tensor, torch.nn.functional, torch.linalg, torch.fft, torch.special)
-    for space in spaces:
-        value = getattr(space, name, None)
-        if callable(value) and not isinstance(value, type):
-            return True
-    return False

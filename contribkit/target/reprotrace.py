@@ -282,3 +282,37 @@ def explain_lines(doc: Optional[Dict[str, Any]], rule: str) -> List[str]:
         )
     lines.extend("warning: " + w for w in doc.get("warnings") or [])
     return [*lines, "rule: " + rule]
+
+
+def main_file() -> str:
+    """The file of the running script (what the recorder matches frames against)."""
+    main = sys.modules.get("__main__")
+    return os.path.abspath(str(getattr(main, "__file__", "") or sys.argv[0]))
+
+
+def is_torch_op(name: str) -> bool:
+    """A function or method of torch's public namespaces (not a class) called ``name``."""
+    import torch
+
+    spaces = (torch, torch.Tensor, torch.nn.functional, torch.linalg, torch.fft, torch.special)
+    for space in spaces:
+        value = getattr(space, name, None)
+        if callable(value) and not isinstance(value, type):
+            return True
+    return False
+
+
+def issue_needs(claims: Dict[str, Any], raised_op: str) -> Dict[str, Any]:
+    """What the issue claims (the script's ``evidence=``, see repro/evidence.issue_claims), for
+    the rules: the torch ops it names that this torch has, the device it reports the bug on,
+    whether it is about compile, contrasts devices, only defines things, expects its error."""
+    return {
+        "named": [n for n in claims.get("named_ops") or [] if is_torch_op(n)],
+        "device": claims.get("reported_device"),
+        "device_claimed": claims.get("device_claimed"),
+        "compile": claims.get("about_compile"),
+        "contrast": claims.get("contrast"),
+        "defines_only": claims.get("defines_only"),
+        "error_expected": claims.get("error_expected"),
+        "raised_op": raised_op,
+    }
