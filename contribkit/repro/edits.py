@@ -110,7 +110,8 @@ def edit_code(code: str) -> EditedCode:
 
 # Free names that are plainly a device or a dtype -> the value a human gives them: the script's
 # device (--device) or the default dtype. Class: snippets cut from a larger program that kept
-# ``.to(device)`` but not the line defining it (dev-set issues of different reporters).
+# ``.to(device)`` but not the line defining it; issue #21 counts it among the kept-aside sets'
+# misses (the dev set has no example; tests/test_repro_evidence.py holds a fixture).
 FREE_DEFAULTS = {
     "device": "torch.device(DEVICE)",
     "dev": "torch.device(DEVICE)",

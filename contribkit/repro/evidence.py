@@ -417,8 +417,9 @@ def issue_claims(
         "error_expected": error_expected(parsed),
     }
     # Where the title names one device (the bug "on GPU", "on MPS"), or the code's CUDA calls
-    # were rewritten to --device: the bug is reported there. Classes: titles naming CUDA with
-    # CPU code (dev 76571, 96613), CUDA snippets rewritten for the CPU.
+    # were rewritten to --device: the bug is reported there. Classes: a title naming the GPU
+    # (dev 76571 by davidberard98), CUDA snippets rewritten for the CPU (dev 96613 by
+    # yuantailing, 174172 by Cookiee235).
     # A device the title names is a claim about the bug (an error raised elsewhere is not it);
     # a rewrite only says where the reporter ran (a clean run elsewhere says nothing).
     if _TITLE_GPU.search(title) and not _TITLE_CPU.search(title):

@@ -298,8 +298,11 @@ def missing_for_absence(ev: Dict[str, Any], needs: Dict[str, Any]) -> str:
     compiles. ``needs``: ``named`` (torch ops the issue names, resolved), ``device``,
     ``compile``, ``defines_only`` (the code only defines classes and functions), ``raised_op``.
 
-    Classes: code that only defines modules (no input shown; pytorch#94666-style snippets of
-    two reporters in the dev set, 113037, 145066), a CUDA claim run on a CPU (76571, 96613)."""
+    Classes (dev-set issues): a CUDA claim run on a CPU (76571 by davidberard98, 96613 by
+    yuantailing, 174172 by Cookiee235); ops the title or error names, which ran (41817
+    chain_matmul by mjkim720, 113037 torch.div by malfet); compile issues whose compiled frame
+    ran (139202 by ezyang, 181817 by williamwen42). Code that only defines classes has no
+    dev-set example: issue #21 reports it from a kept-aside set; tests hold a fixture."""
     if not ev.get("recorded"):
         return ""
     raised = needs.get("raised_op") or ""
@@ -349,7 +352,8 @@ def missing_for_signature(raised_on: List[str], needs: Dict[str, Any]) -> str:
     (raised on the CPU where the issue sets CPU against CUDA and names no wrong device).
 
     Classes: the expected error of a contrast ("CPU raises, which is what we want; CUDA does
-    not"; dev 59860, 31250 contrast CPU with CUDA), a rewritten CUDA snippet raising on CPU."""
+    not"), from issue #21's kept-aside sets; the dev set's contrasts (31250 by ousou, 180154 by
+    beanduan22) compare values, not errors, so the dev set has no example; tests hold one."""
     if needs.get("error_expected"):
         return "the issue presents this error as the expected result"
     gap = device_gap(raised_on, needs.get("device")) if raised_on else ""
