@@ -43,6 +43,26 @@ _QUIET_OPS = frozenset(
     ]
 )
 _MAX_OPS = 200  # distinct op names kept in the evidence (the most called)
+_SAMPLE = 64  # after its first 64 calls, an op's tensors are looked at once in 64 calls
+
+
+def _tensor_kinds(values: List[Any]) -> "tuple[List[str], List[str]]":
+    """The device types and dtypes of the tensors among ``values`` (and in their lists)."""
+    devices: List[str] = []
+    dtypes: List[str] = []
+    for value in values:
+        items = value if isinstance(value, (list, tuple)) else (value,)
+        for item in items[:8]:
+            device = getattr(item, "device", None)
+            dtype = getattr(item, "dtype", None)
+            if device is not None and dtype is not None and hasattr(item, "data_ptr"):
+                kind = getattr(device, "type", None)
+                if kind and kind not in devices:
+                    devices.append(kind)
+                text = str(dtype).replace("torch.", "")
+                if text not in dtypes:
+                    dtypes.append(text)
+    return devices, dtypes
 
 
 def _op_name(func: Any) -> str:
@@ -117,27 +137,17 @@ class Recorder:
                 self.mode.__exit__(None, None, None)
 
     def note(self, name: str, args: Any, kwargs: Any, result: Any, exc: Any) -> None:
-        if not self.on:
+        """Count a call of ``name``; look at its tensors and caller on its first calls, then on
+        one call in _SAMPLE (a loop's thousands of calls stay cheap), and on an error."""
+        if not self.on or (name in _QUIET_OPS and exc is None):
             return
-        if name in _QUIET_OPS and exc is None:
-            return
-        devices: List[str] = []
-        dtypes: List[str] = []
-        values = list(args) + list(kwargs.values()) + [result]
-        for value in values:
-            items = value if isinstance(value, (list, tuple)) else (value,)
-            for item in items[:8]:
-                device = getattr(item, "device", None)
-                dtype = getattr(item, "dtype", None)
-                if device is not None and dtype is not None and hasattr(item, "data_ptr"):
-                    kind = getattr(device, "type", None)
-                    if kind and kind not in devices:
-                        devices.append(kind)
-                    text = str(dtype).replace("torch.", "")
-                    if text not in dtypes:
-                        dtypes.append(text)
-        entry = self.ops.setdefault(name, [0, [], []])
+        entry = self.ops.get(name)
+        if entry is None:
+            entry = self.ops[name] = [0, [], []]
         entry[0] += 1
+        if exc is None and entry[0] > _SAMPLE and entry[0] % _SAMPLE:
+            return
+        devices, dtypes = _tensor_kinds([*args, *kwargs.values(), result])
         entry[1].extend(d for d in devices if d not in entry[1])
         entry[2].extend(d for d in dtypes if d not in entry[2])
         if exc is not None:
