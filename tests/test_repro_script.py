@@ -217,8 +217,11 @@ def test_json_verdict_and_exit_paths(tmp_path: Path) -> None:
     exits = "import sys\nimport torch\nsys.exit(3)\n"
     code, last, _ = run(generate(tmp_path / "b", exits, INDEX_ADD_SIG))
     assert code == 125 and "exited with 3" in last
-    clean = "import sys\nimport torch\nsys.exit(0)\n"
+    clean = "import sys\nimport torch\nsys.exit(0)\n"  # no operation of the runs
     code, last, _ = run(generate(tmp_path / "c", clean, INDEX_ADD_SIG))
+    assert code == 125 and "no torch operation ran" in last
+    fixed = "import sys\nimport torch\nx = torch.zeros(2)\nx.index_add_(0, torch.tensor([1]), torch.ones(1))\nsys.exit(0)\n"
+    code, last, _ = run(generate(tmp_path / "d", fixed, INDEX_ADD_SIG))
     assert code == 0 and "NOT_REPRODUCED" in last
 
 

@@ -337,12 +337,15 @@ def same_op(called: str, named: str) -> bool:
     return called == named or called.endswith("_" + named)
 
 
+DEVICE_GAP = "the issue reports the bug on "
+
+
 def device_gap(ran_on: List[str], reported: Optional[str]) -> str:
     """Why operations on ``ran_on`` say nothing of a bug reported on ``reported`` ("": they do)."""
     if not reported or reported in ran_on:
         return ""
     where = ", ".join(ran_on) or "no device"
-    return "the issue reports the bug on %s, but its operations ran on %s" % (reported, where)
+    return DEVICE_GAP + "%s, but its operations ran on %s" % (reported, where)
 
 
 def missing_for_signature(raised_on: List[str], needs: Dict[str, Any]) -> str:

@@ -22,6 +22,7 @@ from typing import Any, Callable, Dict, List, NoReturn, Optional
 
 # contribkit:judge-import (a script holds reprojudge.py's text above instead of this import)
 from contribkit.target.reprojudge import (
+    DEVICE_GAP,
     compare_unit,
     describe,
     dynamo_counts,
@@ -640,7 +641,7 @@ class Repro:
         self._completed("the issue's code exited cleanly on " + self._ran_on())
 
     def verdict(self, verdict: str, detail: str, oracle: str = "") -> NoReturn:
-        reported = self.evidence.get("reported_device")
+        reported = str(self.evidence.get("reported_device") or "")
         ran_on = self.device.split(":", 1)[0]
         recorded = self.record is not None and self.record.mode is not None
         rule = ""
@@ -648,12 +649,17 @@ class Repro:
             detail = "the issue's test skipped here: " + ", ".join(self.skipped)[:200]
             verdict, oracle = "CANNOT_RUN", ""
             detail += "; run it where it does not skip, or remove the skip"
+        elsewhere = False  # the code ran on another device than the issue reports the bug on
         if verdict != "CANNOT_RUN" and recorded:
             rule, gap = self._evidence_rule(verdict, oracle)
-            if gap:
+            if gap.startswith(DEVICE_GAP) and reported:
+                ran_on, elsewhere = self._ran_on(), True  # the device named is the one that ran
+            elif gap:
                 detail = detail[:200] + "; not decisive, as " + gap + ": " + _TO_DECIDE
                 verdict, oracle = "CANNOT_RUN", ""
-        elif verdict != "CANNOT_RUN" and reported and reported != ran_on and oracle != "signature":
+        elif verdict != "CANNOT_RUN" and reported and reported != ran_on:
+            elsewhere = oracle != "signature"
+        if elsewhere:
             detail = (
                 "the issue reports the bug on "
                 + reported

@@ -317,7 +317,10 @@ def issue_needs(claims: Dict[str, Any], raised_op: str) -> Dict[str, Any]:
     the rules: the torch ops it names that this torch has, the device it reports the bug on,
     whether it is about compile, contrasts devices, only defines things, expects its error."""
     return {
-        "named": [n for n in claims.get("named_ops") or [] if is_torch_op(n)],
+        # Never an op the recorder leaves out (``.item()``, ``.size()``): it cannot be seen run.
+        "named": [
+            n for n in claims.get("named_ops") or [] if n not in _QUIET_OPS and is_torch_op(n)
+        ],
         "device": claims.get("reported_device"),
         "device_claimed": claims.get("device_claimed"),
         "compile": claims.get("about_compile"),
