@@ -135,7 +135,9 @@ def test_verdict_contract_is_enforced(ck: Ck, fork_repo: Path) -> None:
         fork_repo,
         "repros/cannot/repro.py",
         script("""\
-            import sys
+            import os, sys
+            if os.environ.get("CONTRIBKIT_REPRO_EVIDENCE") == "1":  # run asks for the evidence
+                print('contribkit-evidence: {"evidence": {"ops": {}}, "rule": "r"}')
             print("PREFIX CANNOT_RUN missing module: scipy")
             sys.exit(125)
         """),
@@ -151,6 +153,8 @@ def test_verdict_contract_is_enforced(ck: Ck, fork_repo: Path) -> None:
     cannot = got[("repros/cannot/repro.py", "cpu", 1)]
     assert cannot["status"] == "ERROR" and cannot["verdict"] == "CANNOT_RUN"
     assert cannot["detail"] == "CANNOT_RUN: missing module: scipy"
+    assert cannot["evidence"] == {"evidence": {"ops": {}}, "rule": "r"}
+    assert liar["evidence"] is None
 
 
 def test_parse_verdict_reads_only_the_last_line() -> None:
