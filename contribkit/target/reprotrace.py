@@ -131,10 +131,12 @@ class Recorder:
     def stop(self, ran_to_end: bool) -> None:
         if self.ran_to_end is None:
             self.ran_to_end = ran_to_end
-        if self.on:
+        if self.on:  # take the mode off by identity: the code may have pushed others on it
             self.on = False
             with contextlib.suppress(Exception):
-                self.mode.__exit__(None, None, None)
+                import torch
+
+                self._pause(torch)
 
     def note(self, name: str, args: Any, kwargs: Any, result: Any, exc: Any) -> None:
         """Count a call of ``name``; look at its tensors and caller on its first calls, then on
