@@ -56,7 +56,12 @@ def test_fetch_write_and_run(run_cli: RunCli, fork_repo: Path, fake_github: Fake
     proc = run_cli("repro", "321", "--github-url", fake_github.url, cwd=fork_repo)
     assert proc.returncode == 0, proc.stderr
     out = fork_repo / "repros" / "issue-321"
-    assert {p.name for p in out.iterdir()} == {"repro.py", "issue.md", "meta.json"}
+    assert {p.name for p in out.iterdir()} == {
+        "repro.py",
+        "_contribkit_runtime.py",
+        "issue.md",
+        "meta.json",
+    }
     assert "signature:  RuntimeError: index_add_(): self (Long)" in proc.stdout
     assert "next:       contribkit run repros/issue-321" in proc.stdout
     assert "anonymous requests" in proc.stdout + proc.stderr  # the 60/hour warning

@@ -272,7 +272,7 @@ def test_template_syntax_in_issue_text_stays_literal(tmp_path: Path) -> None:
     )
     text = script.read_text()
     assert "{{ 7 * 7 }} {% for x in y %}" in text and "49" not in text.split("\n")[1]
-    assert 'Expected:  \\"\\"\\"; import os' in text
+    assert '#   Expected:  """; import os' in text  # a comment at the end: inert
 
 
 def test_issue_contrasting_cpu_and_cuda_is_not_rewritten(tmp_path: Path) -> None:

@@ -124,15 +124,18 @@ class RemoteHost:
         timeout: float,
         log_path: Path,
     ) -> LegOutput:
+        from contribkit.repro.plan import RUNTIME_FILE
         from contribkit.run.runner import LegOutput, leg_argv
 
         name = path.name
         # The bootstrap puts the host's interpreter first, so the argv starts after it.
         argv = leg_argv("", kind, name, device, "junit.xml", keyword)[1:]
+        files = {name: path.read_bytes()}
+        runtime = path.with_name(RUNTIME_FILE)  # a repro loads its runtime from its own folder
+        if kind == "repro" and runtime.is_file():
+            files[RUNTIME_FILE] = runtime.read_bytes()
         try:
-            status, output, code, duration = self._call(
-                {name: path.read_bytes()}, argv, {**env}, timeout, log_path
-            )
+            status, output, code, duration = self._call(files, argv, {**env}, timeout, log_path)
         except BadInput as exc:  # too large to send: this leg fails, the others still run
             return LegOutput(None, False, "", 0.0, error=exc.message)
         if status is None:
