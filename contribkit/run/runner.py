@@ -36,7 +36,7 @@ from contribkit.core.errors import BadInput, warn
 from contribkit.core.proc import ChildResult, kill_running, run_child, scrubbed_env
 from contribkit.core.redact import redact
 from contribkit.core.sandbox import Confinement, Sandbox
-from contribkit.core.verdict import last_line, parse_verdict
+from contribkit.core.verdict import parse_verdict
 from contribkit.git import cmd as gitcmd
 from contribkit.run.record import (
     Cell,
@@ -52,6 +52,8 @@ from contribkit.run.record import (
     utc_now_iso,
     write_record,
 )
+from contribkit.run.testdeps import error_cause
+from contribkit.target.reprojudge import signal_name
 from contribkit.target.reprolib import VERDICT_EXIT, VERDICT_PREFIX
 
 if TYPE_CHECKING:
@@ -357,7 +359,7 @@ class LegRunner:
         elif output.timed_out:
             cell.status, cell.detail = "TIMEOUT", f"killed after {self.options.timeout:g}s"
         elif output.returncode is not None and output.returncode < 0:
-            cell.detail = f"killed by signal {-output.returncode}"
+            cell.detail = f"killed by {signal_name(-output.returncode)}"
         elif kind == "repro":
             read_repro_cell(cell, output)
         else:
@@ -368,10 +370,10 @@ class LegRunner:
 def read_repro_cell(cell: Cell, output: LegOutput) -> None:
     verdict = parse_verdict(output.output)
     if verdict is None:
-        tail = last_line(output.output)
-        cell.detail = f"no verdict line (exit {output.returncode})" + (
-            f"; last output: {tail[:200]}" if tail else ""
-        )
+        cause = error_cause(output.output)
+        cell.detail = (
+            f"{cause} " if cause else ""
+        ) + f"(no verdict line, exit {output.returncode})"
         return
     word, detail = verdict
     cell.verdict = word
@@ -424,10 +426,10 @@ def parse_junit(xml_text: str, device: str) -> tuple[TestCounts, list[TestOutcom
 def read_test_cell(cell: Cell, output: LegOutput, device: str, keyword: str | None) -> None:
     code = output.returncode
     if output.junit_xml is None:
-        tail = last_line(output.output)
-        cell.detail = f"pytest wrote no JUnit report (exit {code})" + (
-            f": {tail[:200]}" if tail else ""
-        )
+        cause = error_cause(output.output)
+        cell.detail = (
+            f"{cause} " if cause else ""
+        ) + f"(pytest wrote no JUnit report, exit {code})"
         return
     try:
         counts, tests = parse_junit(output.junit_xml, device)

@@ -7,7 +7,7 @@ latest record back.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -43,6 +43,7 @@ class RunOutcome:
     root: Path
     path: Path  # the record's file
     record: RunRecord
+    hints: list[str] = field(default_factory=list)  # commands that fix what made cells ERROR
 
     @property
     def exit_code(self) -> int:
@@ -94,7 +95,36 @@ def run_session(request: RunRequest) -> RunOutcome:
         from contribkit.run.record import to_junit
 
         atomic_write(request.junit_file, to_junit(result.record), force=True)
-    return RunOutcome(root, result.path, result.record)
+    hints = missing_module_hints(result.record, settings, root)
+    return RunOutcome(root, result.path, result.record, hints)
+
+
+def missing_module_hints(record: RunRecord, settings: Settings, root: Path) -> list[str]:
+    """For each local interpreter whose cells failed to import a test module (pytest, numpy,
+    expecttest, hypothesis), the one line that installs every one it lacks, as doctor prints it."""
+    from contribkit.core.cache import JsonCache, cache_root
+    from contribkit.run.testdeps import KNOWN, check_test_deps, missing_module
+
+    hints = []
+    for interp in record.interpreters:
+        named = {
+            missing_module(cell.detail)
+            for cell in record.cells
+            if cell.status == "ERROR" and cell.interpreter == interp.index
+        }
+        wanted = sorted(m for m in named if m in KNOWN)
+        if interp.host is not None or not wanted:
+            continue
+        deps = check_test_deps(
+            interp.path,
+            JsonCache(cache_root(settings), "probes"),
+            scrub=settings.names("scrub_env"),
+            also=wanted,
+            root=root,
+        )
+        if deps.missing:
+            hints.append(deps.fix)
+    return hints
 
 
 def options_for(request: RunRequest, settings: Settings) -> RunOptions:

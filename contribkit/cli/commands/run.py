@@ -158,12 +158,14 @@ def run(
         )
     )
     show(outcome.root, outcome.path, outcome.record, per_test, as_json)
+    for hint in outcome.hints:
+        click.echo(f"hint: {hint}", err=as_json)
     return outcome.exit_code
 
 
 def show(root: Path, path: Path, record: RunRecord, per_test: bool, as_json: bool) -> None:
     from contribkit.cli.output import print_json, print_table
-    from contribkit.run.record import failure_lines, matrix_rows
+    from contribkit.run.record import failure_lines, matrix_rows, verdict_lines
     from contribkit.run.runner import relpath
 
     shown_path = relpath(path, root)
@@ -177,7 +179,9 @@ def show(root: Path, path: Path, record: RunRecord, per_test: bool, as_json: boo
             click.echo(f"[{interp.index}] {interp.label}")
     for note in record.notes:
         click.echo(f"note: {clean(note, single_line=True)}")
-    for line in failure_lines(record):
+    from contribkit.cli.app import verbose
+
+    for line in failure_lines(record, width=0 if verbose() else 100):  # -v: whole details
         click.echo(clean(line, single_line=True))  # details are the child's: no escapes
     counts: dict[str, int] = {}
     for cell in record.cells:
@@ -187,4 +191,6 @@ def show(root: Path, path: Path, record: RunRecord, per_test: bool, as_json: boo
     click.echo(f"{len(record.cells)} cells ({summary}), {total:.1f}s of legs")
     click.echo(f"record: {shown_path}")
     verdict = ("ok: " if record.ok else "failed: ") + " ".join(record.reason.split())
-    click.echo(verdict if len(verdict) <= 100 else verdict[:99] + "…")
+    click.echo(verdict if len(verdict) <= 100 or verbose() else verdict[:99] + "…")
+    for line in verdict_lines(record):
+        click.echo(clean(line, single_line=True))
