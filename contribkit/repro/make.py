@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 class ReproRequest:
     issue: str | None = None  # a number, OWNER/NAME#N or an issue URL
     from_file: str | None = None  # a saved issue ('-' for stdin)
+    number: int | None = None  # --number: the saved issue's number, where the file holds none
     example: bool = False  # the bundled example issue
     token: str | None = None
     offline: bool = False
@@ -47,6 +48,7 @@ class ReproResult:
     shown: str  # out_dir as the user reads it (relative below the working dir)
     dry_run: bool
     actions: dict[str, str] | None  # path -> "create" | "overwrite" | "exists"; None: --stdout
+    in_repo: bool = True  # written inside a git repository, where `contribkit run` works
 
     @property
     def script_text(self) -> str:
@@ -54,7 +56,12 @@ class ReproResult:
 
     @property
     def next_command(self) -> str:
-        return f"contribkit run {self.shown}"
+        """What to do next, as a command that works where the folder is: `run` needs a git
+        repository; outside one, the script itself (on CPU where its CUDA use was rewritten)."""
+        if self.in_repo:
+            return f"contribkit run {self.shown}"
+        device = " --device cpu" if self.plan.summary.device_rewrite else ""
+        return f"python {os.path.join(self.shown, 'repro.py')}{device}"
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -95,6 +102,7 @@ def fetch(ws: Workspace, request: ReproRequest) -> Fetched:
     """The issue the request names: fetched (or cached), read from a file, or the example."""
     from contribkit.core.redact import registered
     from contribkit.github.auth import resolve_token
+    from contribkit.github.client import GitHubUnavailable
     from contribkit.github.sources import (
         example_issue,
         fetch_issue,
@@ -104,27 +112,55 @@ def fetch(ws: Workspace, request: ReproRequest) -> Fetched:
 
     if request.issue:
         named, number = parse_issue_ref(request.issue)
+        if number < 1:  # before any lookup: GitHub numbers issues from 1
+            raise BadInput(
+                f"'{request.issue}' is not an issue number", "e.g. contribkit repro 170398"
+            )
         slug = named or ws.repo()[0]  # the remote lookup only when the reference names no repo
         github = ws.settings.text("github_url")
-        return fetch_issue(
-            ws.settings,
-            slug,
-            number,
-            registered(resolve_token(github, request.token, use_gh=not request.offline)),
-            offline=request.offline,
-            refresh=request.refresh,
-        )
+        try:
+            return fetch_issue(
+                ws.settings,
+                slug,
+                number,
+                registered(resolve_token(github, request.token, use_gh=not request.offline)),
+                offline=request.offline,
+                refresh=request.refresh,
+            )
+        except GitHubUnavailable as exc:  # and nothing cached: offer what works offline
+            cache = ", or use --offline to read the cache"  # nothing is cached: it would fail
+            exc.hint = (
+                f"{(exc.hint or '').replace(cache, '')}; offline: save the issue as issue.md, then "
+                f"`contribkit repro --from-file issue.md --number {number}`, "
+                "or try `contribkit repro --example`"
+            )
+            raise
     if request.from_file:
-        return load_issue_file(request.from_file)
+        fetched = load_issue_file(request.from_file)
+        if request.number is not None:
+            fetched.issue.number = request.number
+        return fetched
     return example_issue()
 
 
+# A saved issue's file named by its number: 170398.md, issue-170398.json, issue_170398.md.
+_NUMBERED_FILE = re.compile(r"(?:issue[-_]?)?(\d+)", re.I)
+
+
 def folder_name(fetched: Fetched, from_file: str | None) -> str:
+    """``issue-N``: the issue's number, else a saved file's numeric name. A markdown body holds
+    no number, and a folder named after any other file name (``issue-issue``) would say nothing."""
     if fetched.issue.number is not None:
         return f"issue-{fetched.issue.number}"
-    # a saved body without a number: name the folder after the file
-    stem = "stdin" if from_file in (None, "-") else Path(str(from_file)).stem
-    return f"issue-{re.sub(r'[^A-Za-z0-9_.-]+', '-', stem).strip('-.') or 'saved'}"
+    stem = "" if from_file in (None, "-") else Path(str(from_file)).stem
+    numbered = _NUMBERED_FILE.fullmatch(stem)
+    if numbered:
+        return f"issue-{int(numbered[1])}"
+    shown = "stdin" if not stem else str(from_file)
+    raise BadInput(
+        f"{shown} holds no issue number to name repros/issue-N after",
+        f"pass the issue's number: contribkit repro --from-file {from_file} --number N (or -o DIR)",
+    )
 
 
 def make_repro(request: ReproRequest) -> ReproResult:
@@ -139,6 +175,11 @@ def make_repro(request: ReproRequest) -> ReproResult:
     if sum(sources) != 1:
         raise BadInput(
             "give exactly one of ISSUE, --from-file or --example", "e.g. contribkit repro 170398"
+        )
+    if request.number is not None and not request.from_file:
+        raise BadInput(
+            "--number goes with --from-file (an issue fetched or bundled has its own)",
+            "e.g. contribkit repro --from-file issue.md --number 170398",
         )
     ws = Workspace.load(
         repo=request.repo, github_url=request.github_url, github_timeout=request.github_timeout
@@ -169,4 +210,5 @@ def make_repro(request: ReproRequest) -> ReproResult:
         shown=shown,
         dry_run=request.dry_run,
         actions=actions,
+        in_repo=ws.root is not None and out_dir.resolve().is_relative_to(ws.root.resolve()),
     )

@@ -23,6 +23,12 @@ if TYPE_CHECKING:
     metavar="PATH",
     help="Read a saved issue: a markdown body or GitHub issue JSON ('-' for stdin).",
 )
+@click.option(
+    "--number",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="With --from-file: the issue's number, where the file holds none (a markdown body).",
+)
 @click.option("--example", is_flag=True, help="Use the bundled example issue (offline).")
 @click.option(
     "--token",
@@ -63,6 +69,7 @@ if TYPE_CHECKING:
 def repro(
     issue: str | None,
     from_file: str | None,
+    number: int | None,
     example: bool,
     token: str | None,
     offline: bool,
@@ -87,6 +94,7 @@ def repro(
     Examples:
       contribkit repro 170398
       contribkit repro pytorch/pytorch#170398 --dry-run
+      contribkit repro --from-file saved-issue.md --number 170398
       contribkit repro --from-file saved-issue.md -o /tmp/repro
       contribkit repro --example --stdout
     """
@@ -97,6 +105,7 @@ def repro(
         ReproRequest(
             issue=issue,
             from_file=from_file,
+            number=number,
             example=example,
             token=token,
             offline=offline,
