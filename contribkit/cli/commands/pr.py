@@ -140,7 +140,7 @@ def pr(
     \b
     Examples:
       contribkit pr                          # the body on stdout, title and label on stderr
-      contribkit pr -o body.md && gh pr create --title "$(contribkit pr --json | jq -r .title)" --body-file body.md
+      contribkit pr -o .contribkit/pr-body.md && gh pr create --title "$(contribkit pr --json | jq -r .title)" --body-file .contribkit/pr-body.md
       contribkit pr --title-style conventional --ai-assisted "Claude drafted the test; I rewrote the kernel change."
       contribkit pr --check body.md --title "[nn] Fix relu for negative zero"
     """
