@@ -393,9 +393,18 @@ def _print_ablation(result: DebugRun) -> None:
     from contribkit.cli.output import print_table
     from contribkit.debug.plan import BACKENDS
 
+    runs = result.runs
+    if runs and all(r.report is not None and not r.report.get("compile_calls") for r in runs):
+        # The backends only replace torch.compile's: without a call, every run is the same run.
+        click.echo(
+            f"the script never called torch.compile: the {len(runs)} backends ran the same"
+            " eager code, so one row stands for all (the ablation is for torch.compile issues;"
+            " try `contribkit debug --preset anomaly --run` or another preset)"
+        )
+        runs = runs[:1]
     rows = [
         (run.backend or "", run.status, str(run.exit_code), _short(_failure_detail(run), 90))
-        for run in result.runs
+        for run in runs
     ]
     print_table(
         ["backend", "result", "exit", "detail"],
@@ -403,7 +412,10 @@ def _print_ablation(result: DebugRun) -> None:
         title="Ablation: every torch.compile call forced to each backend",
     )
     first = result.first_failure
-    if first and first.backend:
+    if first and len(runs) < len(result.runs):
+        click.echo("\nit fails without torch.compile: the cause is in eager PyTorch or the script")
+        click.echo(f"its log: {first.log}")
+    elif first and first.backend:
         click.echo(f"\nfirst failure: {first.backend} -> points at {BACKENDS[first.backend]}")
         click.echo(f"its log: {first.log}")
     else:
