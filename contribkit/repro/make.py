@@ -58,8 +58,8 @@ class ReproResult:
     def next_command(self) -> str:
         """What to do next, as a command that works where the folder is: `run` needs a git
         repository; outside one, the script itself (on CPU where its CUDA use was rewritten)."""
-        if self.in_repo:
-            return f"contribkit run {self.shown}"
+        if self.in_repo:  # before a fix, the repro is expected to reproduce
+            return f"contribkit run {self.shown} --expect reproduced"
         device = " --device cpu" if self.plan.summary.device_rewrite else ""
         return f"python {os.path.join(self.shown, 'repro.py')}{device}"
 
@@ -159,7 +159,7 @@ def folder_name(fetched: Fetched, from_file: str | None) -> str:
     shown = "stdin" if not stem else str(from_file)
     raise BadInput(
         f"{shown} holds no issue number to name repros/issue-N after",
-        f"pass the issue's number: contribkit repro --from-file {from_file} --number N (or -o DIR)",
+        f"pass the issue's number: `contribkit repro --from-file {from_file} --number N` (or -o DIR)",
     )
 
 

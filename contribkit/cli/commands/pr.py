@@ -171,6 +171,11 @@ def pr(
     written = None
     if output not in (None, "-"):
         written = Path(output)
+        if written.resolve().is_relative_to((root / ".contribkit").resolve()):
+            from contribkit.git.cmd import ensure_excluded
+
+            ensure_excluded(root)  # .contribkit/ stays out of git before anything is in it
+            written.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(written, result.body, force=force)
     if as_json:
         print_json({**result.as_dict(), "written": str(written) if written else None})
