@@ -153,7 +153,12 @@ def _nothing_to_test(meta: dict[str, Any]) -> str:
 
 def _incomplete_reason(tree: ast.Module) -> str | None:
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Repro":
+        # Repro(...) in scripts of old, _runtime().Repro(...) since the runtime is a sibling module
+        func = node.func if isinstance(node, ast.Call) else None
+        if (
+            func is not None
+            and (getattr(func, "id", None) or getattr(func, "attr", None)) == "Repro"
+        ):
             for kw in node.keywords:
                 if kw.arg == "incomplete":
                     try:

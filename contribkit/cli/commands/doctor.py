@@ -125,7 +125,8 @@ def check_torch(ws: Workspace) -> list[Check]:
                 "WARN",
                 f"not importable by {python} ({info.error})",
                 "install torch in that interpreter, or pass --python PATH",
-            )
+            ),
+            test_deps_check(ws, python),
         ]
     build = "debug build" if info.debug else "release build"
     detail = (
