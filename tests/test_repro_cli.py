@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from contribkit.repro.plan import RUNTIME_FILE
 from tests.conftest import RunCli
 from tests.fakegithub import FakeGitHub
 
@@ -259,3 +260,15 @@ def test_unwritable_output_is_bad_input(
     run_cli: RunCli, tmp_path: Path, output: str, needle: str
 ) -> None:
     one_line_error(run_cli("repro", "--example", "-o", output, cwd=tmp_path), 2, needle)
+
+
+def test_repro_force_rewrites_both_files(run_cli: RunCli, fork_repo: Path) -> None:
+    assert run_cli("repro", "--example", cwd=fork_repo).returncode == 0
+    folder = fork_repo / "repros" / "issue-4242"
+    written = {name: (folder / name).read_text() for name in ("repro.py", RUNTIME_FILE)}
+    for name in written:
+        (folder / name).write_text("# edited\n")
+    refused = run_cli("repro", "--example", cwd=fork_repo)
+    assert refused.returncode == 2 and "--force" in refused.stderr
+    assert run_cli("repro", "--example", "--force", cwd=fork_repo).returncode == 0
+    assert {name: (folder / name).read_text() for name in written} == written
