@@ -1,9 +1,8 @@
 """What PyTorch's test files need beside torch: doctor, test and run name the missing module and
 one `pip install` line, and an ERROR cell says its cause first.
 
-The interpreter that lacks a module is real: a venv whose site-packages reads this suite's (a
-.pth file) and hides expecttest with an import hook, unless expecttest is installed in the venv
-itself, so that following the hint (pip installs into the venv) really fixes it.
+The interpreter that lacks a module is real: a venv with this suite's packages linked in, but
+for expecttest, so that following the hint (pip installs into that venv) really fixes it.
 """
 
 from __future__ import annotations
@@ -13,7 +12,6 @@ import shlex
 import subprocess
 import sys
 import sysconfig
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -21,47 +19,27 @@ import pytest
 from contribkit.run.testdeps import error_cause, install_line, missing_module
 from tests.conftest import RunCli, commit_files
 
-HIDER = textwrap.dedent("""\
-    # Hides expecttest from this interpreter unless it is installed in this very folder.
-    import importlib.machinery
-    import os
-    import sys
-
-    HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-    class HideExpecttest:
-        @classmethod
-        def find_spec(cls, name, path=None, target=None):
-            if name != "expecttest":
-                return None
-            spec = importlib.machinery.PathFinder.find_spec(name, [HERE])
-            if spec is None:
-                raise ModuleNotFoundError("No module named 'expecttest'", name=name)
-            return spec
-
-
-    sys.meta_path.insert(0, HideExpecttest)
-""")
-
 
 def no_expecttest_python(folder: Path, with_pip: bool = False) -> str:
-    """A venv that sees this suite's packages (torch, numpy, pytest) but not expecttest."""
+    """A venv with this suite's packages (torch, numpy, pytest: linked, not copied) but for
+    expecttest, which pip can then really install into it."""
     venv = folder / "venv"
     subprocess.run(
         [sys.executable, "-m", "venv", *([] if with_pip else ["--without-pip"]), str(venv)],
         check=True,
     )
     python = venv / "bin" / "python"
-    site = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-    (Path(site) / "_hide_expecttest.py").write_text(HIDER)
-    (Path(site) / "suite.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    (Path(site) / "zz_hide.pth").write_text("import _hide_expecttest\n")
+    site = Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    )
+    for entry in Path(sysconfig.get_paths()["purelib"]).iterdir():
+        if not entry.name.lower().startswith("expecttest") and not (site / entry.name).exists():
+            (site / entry.name).symlink_to(entry)
     return str(python)
 
 
