@@ -394,7 +394,11 @@ def _print_ablation(result: DebugRun) -> None:
     from contribkit.debug.plan import BACKENDS
 
     runs = result.runs
-    if runs and all(r.report is not None and not r.report.get("compile_calls") for r in runs):
+    never_compiled = all(
+        r.report is not None and not r.report.get("compile_calls") and r.status != "CANNOT_RUN"
+        for r in runs
+    )  # (a repro that could not run here stopped before its code: it says nothing of compile)
+    if runs and never_compiled:
         # The backends only replace torch.compile's: without a call, every run is the same run.
         click.echo(
             f"the script never called torch.compile: the {len(runs)} backends ran the same"
