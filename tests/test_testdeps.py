@@ -128,3 +128,17 @@ def test_run_of_a_test_file_without_pytest_says_so_first(
     assert error.startswith("ERROR: test/test_plain.py on cpu: No module named 'pytest' ("), error
     hint = install_line(bare_python, ["pytest", "numpy", "expecttest"])
     assert f"hint: {hint}" in proc.stdout.splitlines() + proc.stderr.splitlines()
+
+
+def test_a_collection_error_says_which_import_failed_first(
+    run_cli: RunCli, fork_repo: Path
+) -> None:
+    broken = "import not_a_module_here\n\n\ndef test_x():\n    assert True\n"
+    commit_files(fork_repo, {"test/test_broken.py": broken}, "Add a broken test")
+    proc = run_cli("run", "test/test_broken.py", "--devices", "cpu", cwd=fork_repo)
+    assert proc.returncode == 1
+    error = next(ln for ln in proc.stdout.splitlines() if ln.startswith("ERROR: "))
+    assert error.startswith(
+        "ERROR: test/test_broken.py on cpu: No module named 'not_a_module_here' (collection failure)"
+    ), error
+    assert not any(ln.startswith("hint: ") for ln in proc.stdout.splitlines())  # not a test dep

@@ -407,6 +407,9 @@ def parse_junit(xml_text: str, device: str) -> tuple[TestCounts, list[TestOutcom
             found = case.find(tag)
             if found is not None:
                 outcome, message = word, found.get("message") or (found.text or "").strip()
+                cause = error_cause(found.text or "") if word == "error" else ""
+                if cause and cause not in message:  # "collection failure": say what failed
+                    message = f"{cause} ({message})"
                 break
         counted = "errors" if outcome == "error" else outcome
         counts.total += 1
@@ -439,8 +442,10 @@ def read_test_cell(cell: Cell, output: LegOutput, device: str, keyword: str | No
     cell.counts, cell.tests = counts, tests
     bad = [t for t in tests if t.outcome in ("failed", "error")]
     if code in (2, 3, 4):
-        why = f": {bad[0].test_id}: {bad[0].message}" if bad else ""
-        cell.detail = f"pytest exit {code} ({PYTEST_EXITS[code]}){why}"
+        exit_text = f"pytest exit {code}, {PYTEST_EXITS[code]}"
+        cell.detail = (  # the cause first: a collection error's import, say
+            f"{bad[0].message} ({exit_text}: {bad[0].test_id})" if bad else exit_text
+        )
     elif bad:
         cell.status = "FAIL"
         cell.detail = f"{bad[0].test_id}: {bad[0].message}"
