@@ -114,3 +114,11 @@ def test_submits_body_hint_leaves_the_tree_clean(run_cli: RunCli, fork_repo: Pat
     assert git("status", "--porcelain", cwd=fork_repo) == ""
     again = run_cli("pr", "--offline", "-o", BODY_FILE, "--force", cwd=fork_repo)
     assert again.returncode == 0, again.stderr  # the hint can be pasted twice
+
+
+def test_stdout_needs_no_folder_name(run_cli: RunCli, fork_repo: Path) -> None:
+    (fork_repo / "issue.md").write_text(SAVED_BODY)
+    proc = run_cli("repro", "--from-file", "issue.md", "--stdout", cwd=fork_repo)
+    assert proc.returncode == 0, proc.stderr
+    compile(proc.stdout, "repro.py", "exec")
+    assert not (fork_repo / "repros").exists()

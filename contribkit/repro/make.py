@@ -185,13 +185,19 @@ def make_repro(request: ReproRequest) -> ReproResult:
         repo=request.repo, github_url=request.github_url, github_timeout=request.github_timeout
     )
     fetched = fetch(ws, request)
-    out_dir = request.output or default_out_dir(ws, folder_name(fetched, request.from_file))
     plan = plan_for(fetched.issue, JsonCache(cache_root(ws.settings), "renders"), request.timeout)
     if plan.summary.refused and not request.force:
         raise BadInput(
             f"no repro for {fetched.issue.ref}: {plan.summary.refused}",
             "pass --force to write a script anyway (it says CANNOT_RUN and why)",
         )
+    # Named after the issue only where a folder is written (--stdout writes none), and once the
+    # issue's own problems (code too deep to compile, say) have been reported.
+    out_dir = request.output or (
+        Path.cwd()
+        if request.to_stdout
+        else default_out_dir(ws, folder_name(fetched, request.from_file))
+    )
     actions = None
     if not request.to_stdout:
         dry_run = request.dry_run
