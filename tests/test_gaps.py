@@ -167,6 +167,38 @@ def test_unimportable_module_is_bad_input(
     assert "cannot import 'no_such_module_here'" in proc.stderr and "hint:" in proc.stderr
 
 
+def test_the_probe_answer_is_cached_until_an_input_changes(
+    run_cli: RunCli, tmp_path: Path, bare_python: str
+) -> None:
+    """The module logs each import beside itself: a cached answer imports nothing; an edit to
+    the module's file, or --refresh, probes again."""
+    module = tmp_path / "counted.py"
+    log = tmp_path / "imports.log"
+    body = (
+        "import pathlib\n"
+        "with open(pathlib.Path(__file__).with_name('imports.log'), 'a') as f:\n"
+        "    f.write('x')\n\n\n"
+        "def visible(a):\n    return a\n"
+    )
+    module.write_text(body)
+    env = {"CONTRIBKIT_CACHE_DIR": str(tmp_path / "cache")}
+
+    def names() -> list[str]:
+        proc = run_cli("gaps", str(module), "--python", bare_python, "--json", env=env)
+        assert proc.returncode == 0, proc.stderr
+        return [g["name"] for g in json.loads(proc.stdout)["gaps"]]
+
+    assert names() == ["visible"] and log.read_text() == "x"
+    assert names() == ["visible"] and log.read_text() == "x"  # answered from the cache
+    module.write_text(body + "\n\ndef added(b):\n    return b\n")
+    assert sorted(names()) == ["added", "visible"] and log.read_text() == "xx"
+    refreshed = run_cli(
+        "gaps", str(module), "--python", bare_python, "--refresh", "--json", env=env
+    )
+    assert refreshed.returncode == 0, refreshed.stderr
+    assert log.read_text() == "xxx"
+
+
 @pytest.mark.slow
 def test_real_torch_nn_functional(run_cli: RunCli, tmp_path: Path) -> None:
     proc = run_cli("gaps", "torch.nn.functional", "--json", cwd=tmp_path)

@@ -51,6 +51,16 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "run",
         "Run repros and tests on each device and interpreter; record the result.",
     ),
+    "bisect": (
+        "contribkit.cli.commands.bisect",
+        "bisect",
+        "Find the commit that broke a repro: git bisect, each step decided by its verdict.",
+    ),
+    "triage": (
+        "contribkit.cli.commands.triage",
+        "triage",
+        "Run repros on each interpreter and device: where they reproduce, and from which version.",
+    ),
     "submit": (
         "contribkit.cli.commands.submit",
         "submit",

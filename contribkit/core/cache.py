@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,11 @@ def cache_root(settings: Settings) -> Path:
     configured = settings.optional_text("cache_dir")
     if configured:
         return Path(configured).expanduser()
+    platform = sys.platform  # a variable: the answer differs by platform, mypy must see both
+    if platform.startswith("linux"):
+        # platformdirs' answer on Linux, without its import (and tempfile's) on a warm command
+        xdg = os.environ.get("XDG_CACHE_HOME", "")
+        return Path(xdg if os.path.isabs(xdg) else os.path.expanduser("~/.cache"), "contribkit")
     import platformdirs
 
     return platformdirs.user_cache_path("contribkit")

@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Any
 
 from contribkit.conventions.branches import GHSTACK_NOTE, is_ghstack
 from contribkit.conventions.commitmsg import LANDED_SUFFIX, TRAILER_LINE, split_trailers
+from contribkit.conventions.issuelinks import CLOSING_WORDS
 from contribkit.git.facts import BranchFacts, Commit
 from contribkit.pr.check import (
-    CLOSING_WORDS,
     CheckContext,
     ai_trailers,
     check_title,

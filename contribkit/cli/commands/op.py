@@ -10,10 +10,10 @@ import click
 from contribkit.cli import options
 
 if TYPE_CHECKING:
+    from contribkit.ops.findings import Trace
     from contribkit.ops.model import OpReport, Overload
     from contribkit.ops.newop import NewOpPlan
     from contribkit.ops.resolve import GrepReport
-    from contribkit.ops.trace import Trace
 
 # The rows of the live dispatch table shown as text (--json has them all).
 SHOWN_KEYS = (
