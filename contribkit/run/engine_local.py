@@ -20,12 +20,12 @@ from contribkit.core.errors import BadInput
 from contribkit.core.proc import kill_running, run_child, scrubbed_env
 from contribkit.run.engine import (
     Engine,
-    LegOutput,
     LegResult,
     LegTask,
     bootstrap_output,
     error_result,
 )
+from contribkit.run.remote import LegOutput
 
 if TYPE_CHECKING:
     from contribkit.core.sandbox import Sandbox

@@ -30,27 +30,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from contribkit import __version__
 from contribkit.core.errors import BadInput, warn
 from contribkit.core.sandbox import Confinement, Sandbox
 from contribkit.core.verdict import last_line, parse_verdict
-from contribkit.git import cmd as gitcmd
-from contribkit.run import dispatch
-from contribkit.run.engine import Engine, InPlace, LegOutput, LegResult, LegTask
+from contribkit.run.engine import Engine, InPlace, LegResult, LegTask
 from contribkit.run.record import (
     Cell,
     Interpreter,
-    RunRecord,
     TestCounts,
     TestOutcome,
-    evaluate,
-    is_required,
-    new_record_id,
-    redacted,
-    runs_dir,
-    utc_now_iso,
-    write_record,
 )
+from contribkit.run.remote import LegOutput
 from contribkit.target.reprolib import VERDICT_EXIT, VERDICT_PREFIX
 
 if TYPE_CHECKING:
@@ -493,85 +483,8 @@ def gpu_ids(count: int, environ: dict[str, str] | None = None) -> list[str]:
 ProgressFn = Callable[[int, int, Cell], None]
 
 
-@dataclass
-class RunResult:
-    record: RunRecord
-    path: Path
-
-
 def file_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def run_matrix(
-    root: Path,
-    targets: Sequence[Target],
-    columns: Sequence[Column],
-    options: RunOptions,
-    *,
-    notes: Sequence[str] = (),
-    progress: ProgressFn | None = None,
-) -> RunResult:
-    """Run every leg, then write the record (atomically) and return it."""
-    from contribkit.git import facts as gitfacts
-
-    gitcmd.ensure_excluded(root)  # before anything is written under .contribkit/
-    before = gitfacts.tree_state(root)
-    run_id = new_record_id(before.head)
-    logs_dir = runs_dir(root) / run_id
-    logs_dir.mkdir(parents=True, exist_ok=True)
-    files = {relpath(t.path, root): file_digest(t.path) for t in targets}
-    planned = plan(root, targets, columns)
-    legs = [p for p in planned if isinstance(p, Leg)]
-    leg_runner = LegRunner(root, logs_dir, options)
-    ran = dispatch.execute(legs, leg_runner, options.jobs, progress)
-    ran_iter = iter(ran[i] for i in range(len(legs)))
-    cells = [next(ran_iter) if isinstance(p, Leg) else p for p in planned]
-    all_notes = list(notes)
-    for target in targets:
-        if target.kind == "pytest" and not any(c.file == relpath(target.path, root) for c in cells):
-            all_notes.append(
-                f"{relpath(target.path, root)} is a plain test file: it runs only in the cpu "
-                "column, which --devices leaves out"
-            )
-    for cell in cells:
-        cell.required = is_required(cell, options.require)
-    remote = [c.interpreter.host for c in columns if c.remote is not None and c.devices]
-    if options.sandbox.active and remote:
-        all_notes.append(f"the CUDA legs on {remote[0]} ran without a sandbox (remote host)")
-    for where, why in sorted(leg_runner.unconfined.items()):
-        if not where.startswith("ssh "):  # said above, as before
-            all_notes.append(f"legs on {where} ran without a sandbox ({why})")
-    after = gitfacts.tree_state(root)
-    dirty = before.dirty
-    if (after.head, after.diff_hash) != (before.head, before.diff_hash):
-        dirty = True
-        all_notes.append("the tree changed while the run was going; the record counts as dirty")
-    ok, reason = evaluate(cells, options.expect)
-    record = RunRecord(
-        id=run_id,
-        created=utc_now_iso(),
-        head=before.head,
-        branch=before.branch,
-        dirty=dirty,
-        diff_hash=before.diff_hash,
-        expect=options.expect,
-        devices=list(options.devices),
-        require=list(options.require),
-        interpreters=[c.interpreter for c in columns],
-        cells=cells,
-        files=files,
-        ok=ok,
-        reason=reason,
-        uncommitted=list(before.uncommitted[:200]),
-        notes=all_notes,
-        keyword=options.keyword,
-        contribkit_version=__version__,
-        sandbox=options.sandbox.kind,
-        sandbox_reason=options.sandbox.reason,
-    )
-    record = redacted(record)
-    return RunResult(record, write_record(root, record))
 
 
 def local_columns(

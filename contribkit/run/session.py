@@ -57,8 +57,8 @@ def run_session(request: RunRequest) -> RunOutcome:
     the tree moved on since)."""
     from contribkit.core.fsutil import atomic_write, check_writable
     from contribkit.core.workspace import resolve_python
-    from contribkit.run import runner
-    from contribkit.run.engine import make_engine
+    from contribkit.run import dispatch, runner
+    from contribkit.run.dispatch import make_engine
     from contribkit.run.probe import install_torch_hint
 
     ws = Workspace.load()
@@ -108,7 +108,7 @@ def run_session(request: RunRequest) -> RunOutcome:
                     f"{column.interpreter.path} cannot import torch: its cells will say so; "
                     + install_torch_hint(column.interpreter.path)
                 )
-        result = runner.run_matrix(
+        result = dispatch.run_matrix(
             root, targets, columns, run_options, notes=notes, progress=runner.progress_line
         )
     if request.junit_file is not None:
