@@ -69,10 +69,14 @@ _PARSED: ContextVar[dict[str, ast.Module | None] | None] = ContextVar("parsed", 
 def parsing_once() -> Iterator[None]:
     """Within the block, :func:`parse_python` parses each distinct text once and hands back the
     same tree after (callers only read trees, never change them). The trees are dropped when the
-    block ends, so memory is held for one issue's texts only."""
+    block ends, so memory is held for one issue's texts only. The warnings ``ast.parse`` gives
+    about the issue's code (invalid escapes, ``is`` with a literal) are silenced for the whole
+    block, once, rather than around each parse."""
     token = _PARSED.set({})
     try:
-        yield
+        with warnings_module.catch_warnings():
+            warnings_module.simplefilter("ignore")
+            yield
     finally:
         _PARSED.reset(token)
 
@@ -82,7 +86,9 @@ def parse_python(code: str) -> ast.Module | None:
     :func:`parsing_once`, each distinct text is parsed once."""
     memo = _PARSED.get()
     if memo is None:
-        return _parse(code)
+        with warnings_module.catch_warnings():
+            warnings_module.simplefilter("ignore")
+            return _parse(code)
     if code not in memo:
         memo[code] = _parse(code)
     return memo[code]
@@ -90,8 +96,6 @@ def parse_python(code: str) -> ast.Module | None:
 
 def _parse(code: str) -> ast.Module | None:
     try:
-        with warnings_module.catch_warnings():
-            warnings_module.simplefilter("ignore")
-            return ast.parse(code)
+        return ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
         return None
