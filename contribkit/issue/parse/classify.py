@@ -109,8 +109,8 @@ def classify(content: str, tag: str) -> list[Piece]:
             ]
         return [Piece("traceback", first, text)]
     kind = _plain_kind(lines, tag, text)
-    if kind != "python":
-        return [Piece(kind, first, _finish(kind, lines))]
+    if kind != "python":  # what _finish gives for these lines: ``text`` is dedented already
+        return [Piece(kind, first, text.rstrip())]
     code, output = split_trailing_output(drop_non_code_lines(text.rstrip()))
     pieces = [Piece(kind, first, code)]
     if output:  # pasted output under the code: kept as what the code printed
