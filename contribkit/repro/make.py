@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from dataclasses import asdict, dataclass
@@ -16,6 +17,7 @@ from contribkit.core.errors import BadInput
 from contribkit.core.workspace import Workspace
 
 if TYPE_CHECKING:
+    from contribkit.core.render import OutputFile
     from contribkit.github.sources import Fetched
     from contribkit.repro.plan import ReproPlan
 
@@ -98,6 +100,53 @@ def scratch_patterns(ws: Workspace, out_dir: Path, written: list[str]) -> tuple[
     return tuple(f"/{Path(path).resolve().relative_to(root).as_posix()}" for path in written)
 
 
+def refuse_links(root: Path, out_dir: Path) -> None:
+    """BadInput when ``out_dir`` is inside the repository but a symbolic link there leads the
+    write elsewhere: the folder itself or any folder between it and the root (a committed
+    ``repros -> /home/me`` or ``repros/issue-5 -> ../../.ssh``), or a path that resolves outside
+    the repository. A folder named outside the repository (``-o /tmp/x``) is the user's choice."""
+    base = Path(os.path.abspath(root))
+    target = Path(os.path.abspath(out_dir))
+    if not target.is_relative_to(base):
+        return
+    here = base
+    for part in target.relative_to(base).parts:
+        here = here / part
+        if here.is_symlink():
+            raise BadInput(
+                f"{here} is a symbolic link (to {os.readlink(here)}); contribkit does not write "
+                "through links inside the repository",
+                "remove the link, or pass -o with a folder that is not one",
+            )
+    if not target.resolve().is_relative_to(base.resolve()):
+        raise BadInput(
+            f"{target} leads outside the repository ({target.resolve()})",
+            "pass -o with a folder inside the repository, or outside it by its own path",
+        )
+
+
+def write_excluded(
+    ws: Workspace, out_dir: Path, files: list[OutputFile], *, force: bool
+) -> dict[str, str]:
+    """Write ``files`` and keep them out of commits, both or neither: the ``.git/info/exclude``
+    lines go first (a lock held by another process stops the command before anything is
+    written), and are taken back when the write fails."""
+    from contribkit.core.errors import ContribkitError
+    from contribkit.core.render import write_outputs
+    from contribkit.git.cmd import ensure_excluded, remove_excluded
+
+    assert ws.root is not None
+    patterns = scratch_patterns(ws, out_dir, [str(f.path) for f in files])
+    added = ensure_excluded(ws.root, patterns) if patterns else []
+    try:
+        return write_outputs(files, force=force)
+    except BaseException:
+        if added:
+            with contextlib.suppress(ContribkitError, OSError):  # a line too many is harmless
+                remove_excluded(ws.root, added)
+        raise
+
+
 def fetch(ws: Workspace, request: ReproRequest) -> Fetched:
     """The issue the request names: fetched (or cached), read from a file, or the example."""
     from contribkit.core.redact import registered
@@ -168,7 +217,6 @@ def make_repro(request: ReproRequest) -> ReproResult:
     keep it out of commits)."""
     from contribkit.core.cache import JsonCache, cache_root
     from contribkit.core.render import write_outputs
-    from contribkit.git.cmd import ensure_excluded
     from contribkit.repro.plan import plan_for
 
     sources = [bool(request.issue), bool(request.from_file), request.example]
@@ -200,12 +248,13 @@ def make_repro(request: ReproRequest) -> ReproResult:
     )
     actions = None
     if not request.to_stdout:
-        dry_run = request.dry_run
-        actions = write_outputs(plan.output_files(out_dir), force=request.force, dry_run=dry_run)
-        if not dry_run and ws.root is not None:
-            patterns = scratch_patterns(ws, out_dir, list(actions))
-            if patterns:
-                ensure_excluded(ws.root, patterns)
+        files = plan.output_files(out_dir)
+        if ws.root is not None:
+            refuse_links(ws.root, out_dir)
+        if request.dry_run or ws.root is None:
+            actions = write_outputs(files, force=request.force, dry_run=request.dry_run)
+        else:
+            actions = write_excluded(ws, out_dir, files, force=request.force)
     here = Path.cwd().resolve()
     shown = os.path.relpath(out_dir) if out_dir.resolve().is_relative_to(here) else str(out_dir)
     return ReproResult(

@@ -19,6 +19,7 @@ from contribkit import __version__
 from contribkit.core.cache import JsonCache
 from contribkit.core.datadirs import data_dir
 from contribkit.core.render import OutputFile, render
+from contribkit.core.verdict import RUNTIME_FILE
 from contribkit.issue.model import Issue, ParsedIssue
 from contribkit.repro.spec import ReproSpec, build_spec
 
@@ -27,7 +28,6 @@ TEMPLATE = "repro.py.j2"
 
 # The verdict runtime, beside repro.py: the folder is self-contained (copy it out of the tree for
 # `git bisect run`), and repro.py stays the issue's code, short enough to read and to paste.
-RUNTIME_FILE = "_contribkit_runtime.py"
 RUNTIME_MODULE = RUNTIME_FILE.removesuffix(".py")
 REPRO_FILES = ("repro.py", RUNTIME_FILE, "issue.md", "meta.json")
 # The sources whose content shapes a rendered repro: a change to any invalidates cached renders.

@@ -105,6 +105,9 @@ class Cell:
     counts: TestCounts | None = None
     tests: list[TestOutcome] = field(default_factory=list)
     required: bool = True  # must be green for the run (and the submit gate) to pass
+    engine: str = ""  # where the leg ran: local, ssh, ray, slurm ("": it did not run)
+    worker: str | None = None  # the machine that ran it (its host name)
+    sandbox: str | None = None  # "bwrap" or "none": how the leg was confined there
 
 
 @dataclass

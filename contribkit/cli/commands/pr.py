@@ -9,8 +9,10 @@ from typing import TYPE_CHECKING, TextIO
 import click
 
 from contribkit.cli import options
+from contribkit.cli.output import say
 from contribkit.core.errors import BadInput, warn
 from contribkit.core.workspace import Workspace
+from contribkit.issue.model import MAX_ISSUE_NUMBER
 
 if TYPE_CHECKING:
     from contribkit.pr.draft import PrDraft
@@ -27,7 +29,7 @@ found nothing; 1 --check found a violation; 2 bad input (not a git repository, a
 @click.command(epilog=EPILOG)
 @click.option(
     "--issue",
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=1, max=MAX_ISSUE_NUMBER),
     metavar="N",
     default=None,
     help="The issue the PR fixes (default: from the branch name, e.g. fix/issue-170398-x, "
@@ -183,7 +185,7 @@ def pr(
     for message in result.warnings:
         warn(message)
     if written is None:
-        click.echo(result.body, nl=False)
+        say(result.body, nl=False)
     report(result, written, sys.stderr if written is None else sys.stdout)
     return 0
 
@@ -206,7 +208,7 @@ def report(result: PrDraft, written: Path | None, stream: TextIO) -> None:
         if left
         else "placeholders left: none"
     )
-    click.echo("\n".join(lines), file=stream)
+    say("\n".join(lines), file=stream)
 
 
 def read_body(check_file: str) -> tuple[str, str]:
@@ -290,5 +292,5 @@ def check(
     )
     if code == 0:
         note = "" if title is not None else " (title not checked: pass --title)"
-        click.echo(f"ok: {name} follows the PR rules{note}")
+        say(f"ok: {name} follows the PR rules{note}")
     return code
