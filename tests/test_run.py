@@ -146,7 +146,7 @@ def test_verdict_contract_is_enforced(ck: Ck, fork_repo: Path) -> None:
     assert code == 1
     got = cells(record)
     silent = got[("repros/silent/repro.py", "cpu", 1)]
-    assert silent["status"] == "ERROR" and "no verdict line (exit 0)" in silent["detail"]
+    assert silent["status"] == "ERROR" and "(no verdict line, exit 0)" in silent["detail"]
     assert "no verdict here" in silent["detail"]
     liar = got[("repros/liar/repro.py", "cpu", 1)]
     assert liar["status"] == "ERROR" and "verdict NOT_REPRODUCED but exit 3" in liar["detail"]

@@ -15,6 +15,10 @@ from typing import Any
 from contribkit.target.reprolib import VERDICT_EXIT, VERDICT_PREFIX
 from contribkit.target.reprotrace import EVIDENCE_PREFIX
 
+# The verdict runtime a repro loads from its own folder, beside repro.py (``repro.plan`` writes
+# it; every engine that ships a repro ships it too).
+RUNTIME_FILE = "_contribkit_runtime.py"
+
 
 def verdict_of_line(line: str) -> tuple[str, str] | None:
     """The verdict word and detail of one ``contribkit-verdict:`` line, else None."""

@@ -19,7 +19,7 @@ from typing import Any
 
 from contribkit.core.astnames import dotted, source_lines
 from contribkit.issue.parse.transcripts import OUTPUT_COMMENT, is_printed_output
-from contribkit.repro.codefacts import Edit, apply_edits, parse_code
+from contribkit.repro.codefacts import Edit, apply_edits, parse_code, tree_nodes
 
 # Free names a snippet uses without importing them -> the import a human adds.
 KNOWN_IMPORTS = {
@@ -137,7 +137,7 @@ def _names(tree: ast.Module) -> tuple[set[str], set[str]]:
     """Names bound anywhere (any scope) and names read anywhere."""
     bound: set[str] = set()
     loaded: set[str] = set()
-    for node in ast.walk(tree):
+    for node in tree_nodes(tree):
         if isinstance(node, ast.Name):
             (loaded if isinstance(node.ctx, ast.Load) else bound).add(node.id)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -266,7 +266,7 @@ def _uncalled(tree: ast.Module, loaded: set[str], result: EditedCode) -> list[st
     cases: list[str] = []
     runs_tests = any(
         isinstance(n, ast.Call) and dotted(n.func).endswith(("unittest.main", "run_tests"))
-        for n in ast.walk(tree)
+        for n in tree_nodes(tree)
     )
     for stmt in tree.body:
         if isinstance(stmt, ast.ClassDef) and not runs_tests:
@@ -346,7 +346,7 @@ def _precondition(node: ast.Assert) -> bool:
 
 
 def _randomness(tree: ast.Module, result: EditedCode) -> None:
-    names = [dotted(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    names = [dotted(n.func) for n in tree_nodes(tree) if isinstance(n, ast.Call)]
     result.uses_random = any(_RANDOM_CALL.search(name) for name in names if name)
     seeded = any(_SEEDS.search(name) for name in names if name)
     volatile = any(_VOLATILE_CALL.search(name) for name in names if name)

@@ -133,9 +133,8 @@ class Evidence:
         return bool(self.oracles)
 
 
-def _report_text(issue: Issue) -> str:
-    """The title and the body above its environment section."""
-    body = issue.body if isinstance(issue.body, str) else ""
+def _report_text(issue: Issue, body: str) -> str:
+    """The title and the body (as the parser read it) above its environment section."""
     cut = _ENV_START.search(body)
     return f"{issue.title}\n{body[: cut.start()] if cut else body}"
 
@@ -145,7 +144,7 @@ def gather_evidence(
 ) -> Evidence:
     ev = Evidence()
     found: dict[str, Any] = {}
-    text = _report_text(issue)
+    text = _report_text(issue, parsed.body)
     if edited.own_checks:
         ev.oracles.append("assert")
         ev.why.append("the issue's code checks its result itself (assert / assert_close / raise)")
@@ -154,7 +153,7 @@ def gather_evidence(
     if parsed.signature is not None:
         ev.oracles.append("signature")
         ev.why.append(f"the issue reports the error {parsed.signature}")
-        unseen = unseen_frame(issue.body if isinstance(issue.body, str) else "", parsed.code)
+        unseen = unseen_frame(parsed.body, parsed.code)
         if unseen:  # a clean run then says nothing of the failing line
             found["path_unseen"] = unseen
         if _swallows(edited, parsed.signature.exc_type):

@@ -19,13 +19,17 @@ from contribkit import __version__
 from contribkit.core.cache import JsonCache
 from contribkit.core.datadirs import data_dir
 from contribkit.core.render import OutputFile, render
+from contribkit.core.verdict import RUNTIME_FILE
 from contribkit.issue.model import Issue, ParsedIssue
 from contribkit.repro.spec import ReproSpec, build_spec
 
 TEMPLATE = "repro.py.j2"
 
 
-REPRO_FILES = ("repro.py", "issue.md", "meta.json")
+# The verdict runtime, beside repro.py: the folder is self-contained (copy it out of the tree for
+# `git bisect run`), and repro.py stays the issue's code, short enough to read and to paste.
+RUNTIME_MODULE = RUNTIME_FILE.removesuffix(".py")
+REPRO_FILES = ("repro.py", RUNTIME_FILE, "issue.md", "meta.json")
 # The sources whose content shapes a rendered repro: a change to any invalidates cached renders.
 # Paths under contribkit/; a folder stands for every module in it.
 _RENDER_SOURCES = (
@@ -104,37 +108,44 @@ def plan_for(issue: Issue, cache: JsonCache | None, timeout: float = 300.0) -> R
     return plan
 
 
-RUNTIME_FILES = ("reprojudge.py", "reprotrace.py", "reprolib.py")  # embedded in this order
+RUNTIME_FILES = ("reprojudge.py", "reprotrace.py", "reprolib.py")  # in this order
 _JUDGE_IMPORT = re.compile(
     r"^# contribkit:judge-import\b.*?^# contribkit:end-judge-import\n", re.M | re.S
 )
-
-
-_IMPORT = re.compile(r"^(?:import (\w+)|from (\w+) import ([\w, ]+))\n", re.M)
+_RUNTIME_HEADER = f"""\
+# {RUNTIME_FILE}: contribkit's repro runtime, the verdict contract of repro.py beside it
+# (contribkit's target/reprojudge.py, then target/reprolib.py). repro.py loads this file by
+# path from its own folder; keep the two together. Standard library only, Python 3.9+.
+"""
 
 
 def runtime_source() -> str:
-    """The repro runtime as one script's text: the judging functions, the evidence recorder,
-    then the driver without its import of them; each part less the imports made above it."""
+    """The repro runtime as one module's text: the imports of every file (merged, sorted: the
+    module is lint-clean), then each file's body in order (the judging functions, the evidence
+    recorder, the driver), the driver without its import of the others."""
+    import ast
+
     folder = resources.files("contribkit.target")
-    parts = [folder.joinpath(name).read_text(encoding="utf-8") for name in RUNTIME_FILES]
-    had: set[str] = set()
-
-    def new_names(match: re.Match[str]) -> str:
-        if match[1]:
-            return "" if match[1] in had else match[0]
-        names = [n.strip() for n in match[3].split(",") if f"{match[2]}.{n.strip()}" not in had]
-        return f"from {match[2]} import {', '.join(names)}\n" if names else ""
-
-    texts = []
-    for part in parts:
-        text = _IMPORT.sub(new_names, _JUDGE_IMPORT.sub("", part))
-        for match in _IMPORT.finditer(part):
-            had.update(
-                [match[1]] if match[1] else [f"{match[2]}.{n.strip()}" for n in match[3].split(",")]
-            )
-        texts.append(text.rstrip("\n"))
-    return "\n\n\n".join(texts)
+    texts = [folder.joinpath(name).read_text(encoding="utf-8") for name in RUNTIME_FILES]
+    modules: set[str] = set()
+    names: dict[str, set[str]] = {}
+    bodies = []
+    for text in (_JUDGE_IMPORT.sub("", t) for t in texts):
+        lines = text.splitlines(keepends=True)
+        for node in ast.parse(text).body:
+            if isinstance(node, ast.Import):
+                modules.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names.setdefault(node.module, set()).update(a.name for a in node.names)
+            else:
+                continue
+            for i in range(node.lineno - 1, node.end_lineno or node.lineno):
+                lines[i] = ""
+        bodies.append(re.sub(r"\n{4,}", "\n\n\n", "".join(lines)).strip("\n"))
+    imports = [f"import {m}" for m in sorted(modules)] + [
+        f"from {m} import {', '.join(sorted(names[m]))}" for m in sorted(names)
+    ]
+    return _RUNTIME_HEADER + "\n".join(imports) + "\n\n" + "\n\n\n".join(bodies) + "\n"
 
 
 def input_hash(issue: Issue) -> str:
@@ -148,7 +159,9 @@ def plan_repro(issue: Issue, parsed: ParsedIssue, timeout: float = 300.0) -> Rep
     spec = build_spec(issue, parsed, input_hash(issue), timeout)
     snapshot = render("issue.md.j2", **issue.as_dict(), ref=issue.ref, version=__version__)
     meta = meta_document(spec)
-    files = (render_script(spec), snapshot, json.dumps(meta, indent=2) + "\n")
+    runtime = runtime_source()
+    meta["runtime"] = {"file": RUNTIME_FILE, "sha256": hashlib.sha256(runtime.encode()).hexdigest()}
+    files = (render_script(spec), runtime, snapshot, json.dumps(meta, indent=2) + "\n")
     return ReproPlan(dict(zip(REPRO_FILES, files, strict=True)), summarise(spec))
 
 
@@ -197,7 +210,8 @@ def _render_script(spec: ReproSpec) -> str:
         code_notes=spec.header_notes,
         version=__version__,
         input_hash=spec.digest,
-        runtime=runtime_source(),
+        runtime_file=RUNTIME_FILE,
+        runtime_module=RUNTIME_MODULE,
         signature=spec.signature_parts,
         default_device=spec.default_device,
         requires_cuda=spec.code.requires_cuda,
