@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from contribkit.conventions.issuelinks import CLOSING_WORDS
 from contribkit.core.errors import ContribkitError
 from contribkit.git.facts import BranchFacts
-from contribkit.pr.check import CLOSING_WORDS
 from contribkit.pr.labels import LabelSuggestion, suggest_labels
 from contribkit.run.benchrecord import BenchRecord, bench_for_head
 from contribkit.run.record import Cell, RunRecord, records_newest_first

@@ -124,7 +124,7 @@ def suggestion(runtime: dict[str, Any], has_signature: bool) -> str | None:
 
 
 _HEADER = re.compile(r"^  Oracle:    .*$", re.M)
-_CALL = re.compile(r"^_repro = Repro\($(?P<args>.*?)^\)$", re.M | re.S)
+_CALL = re.compile(r"^_repro = (?:_runtime\(\)\.)?Repro\($(?P<args>.*?)^\)$", re.M | re.S)
 _KWARG = re.compile(r"^    expect=.*,$", re.M)
 
 

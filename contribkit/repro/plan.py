@@ -19,6 +19,7 @@ from contribkit import __version__
 from contribkit.core.cache import JsonCache
 from contribkit.core.datadirs import data_dir
 from contribkit.core.render import OutputFile, render
+from contribkit.core.verdict import RUNTIME_FILE
 from contribkit.issue.model import Issue, ParsedIssue
 from contribkit.repro.expect import describe as describe_expect
 from contribkit.repro.spec import ReproSpec, build_spec
@@ -26,7 +27,10 @@ from contribkit.repro.spec import ReproSpec, build_spec
 TEMPLATE = "repro.py.j2"
 
 
-REPRO_FILES = ("repro.py", "issue.md", "meta.json")
+# The verdict runtime, beside repro.py: the folder is self-contained (copy it out of the tree for
+# `git bisect run`), and repro.py stays the issue's code, short enough to read and to paste.
+RUNTIME_MODULE = RUNTIME_FILE.removesuffix(".py")
+REPRO_FILES = ("repro.py", RUNTIME_FILE, "issue.md", "meta.json")
 # The sources whose content shapes a rendered repro: a change to any invalidates cached renders.
 # Paths under contribkit/; a folder stands for every module in it.
 _RENDER_SOURCES = (
@@ -34,6 +38,7 @@ _RENDER_SOURCES = (
     "repro",
     "target/reprojudge.py",
     "target/reproexpect.py",
+    "target/reprotrace.py",
     "target/reprolib.py",
     "core/render.py",
 )
@@ -108,38 +113,44 @@ def plan_for(
     return plan
 
 
-RUNTIME_FILES = ("reprojudge.py", "reproexpect.py", "reprolib.py")  # embedded in this order
+RUNTIME_FILES = ("reprojudge.py", "reproexpect.py", "reprotrace.py", "reprolib.py")  # in order
 _JUDGE_IMPORT = re.compile(
     r"^# contribkit:judge-import\b.*?^# contribkit:end-judge-import\n", re.M | re.S
 )
-
-
-_IMPORT = re.compile(r"^(?:import (\w+)|from (\w+) import ([\w, ]+))\n", re.M)
+_RUNTIME_HEADER = f"""\
+# {RUNTIME_FILE}: contribkit's repro runtime, the verdict contract of repro.py beside it
+# (contribkit's target/reprojudge.py, then target/reprolib.py). repro.py loads this file by
+# path from its own folder; keep the two together. Standard library only, Python 3.9+.
+"""
 
 
 def runtime_source() -> str:
-    """The repro runtime as one script's text: the judging functions, the user's oracle, then
-    the driver, each without its import of the parts above it, nor the imports they made."""
+    """The repro runtime as one module's text: the imports of every file (merged, sorted: the
+    module is lint-clean), then each file's body in order (the judging functions, the user's
+    oracle, the evidence recorder, the driver), the driver without its import of the others."""
+    import ast
+
     folder = resources.files("contribkit.target")
     texts = [folder.joinpath(name).read_text(encoding="utf-8") for name in RUNTIME_FILES]
-    had: set[str] = set()
-
-    def new_names(match: re.Match[str]) -> str:
-        if match[1]:
-            return "" if match[1] in had else match[0]
-        names = [n.strip() for n in match[3].split(",") if f"{match[2]}.{n.strip()}" not in had]
-        return f"from {match[2]} import {', '.join(names)}\n" if names else ""
-
-    parts = []
-    for index, text in enumerate(texts):
-        if index:
-            text = _IMPORT.sub(new_names, _JUDGE_IMPORT.sub("", text))
-        for match in _IMPORT.finditer(text):
-            had.update(
-                [match[1]] if match[1] else [f"{match[2]}.{n.strip()}" for n in match[3].split(",")]
-            )
-        parts.append(text.rstrip("\n"))
-    return "\n\n\n".join(parts)
+    modules: set[str] = set()
+    names: dict[str, set[str]] = {}
+    bodies = []
+    for text in (_JUDGE_IMPORT.sub("", t) for t in texts):
+        lines = text.splitlines(keepends=True)
+        for node in ast.parse(text).body:
+            if isinstance(node, ast.Import):
+                modules.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names.setdefault(node.module, set()).update(a.name for a in node.names)
+            else:
+                continue
+            for i in range(node.lineno - 1, node.end_lineno or node.lineno):
+                lines[i] = ""
+        bodies.append(re.sub(r"\n{4,}", "\n\n\n", "".join(lines)).strip("\n"))
+    imports = [f"import {m}" for m in sorted(modules)] + [
+        f"from {m} import {', '.join(sorted(names[m]))}" for m in sorted(names)
+    ]
+    return _RUNTIME_HEADER + "\n".join(imports) + "\n\n" + "\n\n\n".join(bodies) + "\n"
 
 
 def input_hash(issue: Issue) -> str:
@@ -155,7 +166,9 @@ def plan_repro(
     spec = build_spec(issue, parsed, input_hash(issue), timeout, expect)
     snapshot = render("issue.md.j2", **issue.as_dict(), ref=issue.ref, version=__version__)
     meta = meta_document(spec)
-    files = (render_script(spec), snapshot, json.dumps(meta, indent=2) + "\n")
+    runtime = runtime_source()
+    meta["runtime"] = {"file": RUNTIME_FILE, "sha256": hashlib.sha256(runtime.encode()).hexdigest()}
+    files = (render_script(spec), runtime, snapshot, json.dumps(meta, indent=2) + "\n")
     return ReproPlan(dict(zip(REPRO_FILES, files, strict=True)), summarise(spec))
 
 
@@ -204,7 +217,8 @@ def _render_script(spec: ReproSpec) -> str:
         code_notes=spec.header_notes,
         version=__version__,
         input_hash=spec.digest,
-        runtime=runtime_source(),
+        runtime_file=RUNTIME_FILE,
+        runtime_module=RUNTIME_MODULE,
         signature=spec.signature_parts,
         default_device=spec.default_device,
         requires_cuda=spec.code.requires_cuda,

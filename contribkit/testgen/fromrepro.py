@@ -163,9 +163,17 @@ def _nothing_to_test(meta: dict[str, Any]) -> str:
     )
 
 
+def _called_name(func: ast.expr) -> str | None:
+    """``f`` for ``f(...)`` and ``x.f(...)``."""
+    if isinstance(func, ast.Name):
+        return func.id
+    return func.attr if isinstance(func, ast.Attribute) else None
+
+
 def _incomplete_reason(tree: ast.Module) -> str | None:
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Repro":
+        # Repro(...) in scripts of old, _runtime().Repro(...) since the runtime is a sibling module
+        if isinstance(node, ast.Call) and _called_name(node.func) == "Repro":
             for kw in node.keywords:
                 if kw.arg == "incomplete":
                     try:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from contribkit.cli import options
+from contribkit.cli.output import say
 from contribkit.core.termsafe import clean
 from contribkit.run.record import EXPECTATIONS
 
@@ -51,7 +52,8 @@ and 1 when every cell was skipped or not available (nothing was checked).
     type=click.IntRange(min=1),
     metavar="N",
     default=None,
-    help="CPU legs at once (default: run.jobs, else min(4, CPUs)); CUDA legs run one per GPU.",
+    help="CPU legs at once (default: run.jobs, else min(4, CPUs)); CUDA legs run one per GPU. "
+    "With --engine ray|slurm: legs in flight (default: ray.max_parallel, slurm.max_parallel).",
 )
 @click.option(
     "--require",
@@ -86,6 +88,7 @@ and 1 when every cell was skipped or not available (nothing was checked).
     default=None,
     help="Interpreter on the CUDA host (default: run.cuda_python, i.e. python3).",
 )
+@options.engine
 @click.option(
     "--per-test",
     is_flag=True,
@@ -119,6 +122,7 @@ def run(
     keyword: str | None,
     cuda_host: str | None,
     cuda_python: str | None,
+    engine: str | None,
     per_test: bool,
     junit_file: Path | None,
     allow_network: bool,
@@ -145,6 +149,7 @@ def run(
       contribkit run                                           # after it
       contribkit run test/test_nn.py -k test_relu --require cuda --cuda-host gpu-box
       contribkit run --python ~/nightly/bin/python --python ~/build/bin/python -j 2
+      contribkit run repros/issue-1 repros/issue-2 --engine ray --python /opt/torch/bin/python
       contribkit run --last --json
     """
     from contribkit.run.session import RunRequest, run_session
@@ -165,15 +170,18 @@ def run(
             junit_file=junit_file,
             last=last,
             allow_network=allow_network,
+            engine=engine,
         )
     )
     show(outcome.root, outcome.path, outcome.record, per_test, as_json)
+    for hint in outcome.hints:
+        click.echo(f"hint: {hint}", err=as_json)
     return outcome.exit_code
 
 
 def show(root: Path, path: Path, record: RunRecord, per_test: bool, as_json: bool) -> None:
     from contribkit.cli.output import print_json, print_table
-    from contribkit.run.record import failure_lines, matrix_rows
+    from contribkit.run.record import failure_lines, matrix_rows, verdict_lines
     from contribkit.run.runner import relpath
 
     shown_path = relpath(path, root)
@@ -184,21 +192,23 @@ def show(root: Path, path: Path, record: RunRecord, per_test: bool, as_json: boo
     print_table(header, rows, title=f"contribkit run at {record.short_head}")
     if len(record.interpreters) > 1 or record.interpreters[0].host:
         for interp in record.interpreters:
-            click.echo(f"[{interp.index}] {interp.label}")
+            say(f"[{interp.index}] {interp.label}")
     if record.oracle:
-        click.echo(
-            f"oracle: {clean(record.oracle, single_line=True)} (--oracle, not the repros' own)"
-        )
+        say(f"oracle: {clean(record.oracle, single_line=True)} (--oracle, not the repros' own)")
     for note in record.notes:
-        click.echo(f"note: {clean(note, single_line=True)}")
-    for line in failure_lines(record):
-        click.echo(clean(line, single_line=True))  # details are the child's: no escapes
+        say(f"note: {clean(note, single_line=True)}")
+    from contribkit.cli.app import verbose
+
+    for line in failure_lines(record, width=0 if verbose() else 100):  # -v: whole details
+        say(clean(line, single_line=True))  # details are the child's: no escapes
     counts: dict[str, int] = {}
     for cell in record.cells:
         counts[cell.status] = counts.get(cell.status, 0) + 1
     summary = ", ".join(f"{n} {status}" for status, n in counts.items())
     total = sum(c.duration_s for c in record.cells)
-    click.echo(f"{len(record.cells)} cells ({summary}), {total:.1f}s of legs")
-    click.echo(f"record: {shown_path}")
+    say(f"{len(record.cells)} cells ({summary}), {total:.1f}s of legs")
+    say(f"record: {shown_path}")
     verdict = ("ok: " if record.ok else "failed: ") + " ".join(record.reason.split())
-    click.echo(verdict if len(verdict) <= 100 else verdict[:99] + "…")
+    say(verdict if len(verdict) <= 100 or verbose() else verdict[:99] + "…")
+    for line in verdict_lines(record):
+        say(clean(line, single_line=True))
