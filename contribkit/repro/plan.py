@@ -119,9 +119,16 @@ _JUDGE_IMPORT = re.compile(
 )
 _RUNTIME_HEADER = f"""\
 # {RUNTIME_FILE}: contribkit's repro runtime, the verdict contract of repro.py beside it
-# (contribkit's target/reprojudge.py, then target/reprolib.py). repro.py loads this file by
-# path from its own folder; keep the two together. Standard library only, Python 3.9+.
+# (contribkit's target/{", ".join(RUNTIME_FILES)},
+# in that order).
+# repro.py loads this file by path from its own folder; keep the two together.
+# Standard library only, Python 3.9+.
 """
+
+
+def _isort_key(name: str) -> tuple[int, str]:
+    """isort's order of imported names (ruff's default): CONSTANTS, then Classes, then the rest."""
+    return (0 if name.isupper() else 1 if name[:1].isupper() else 2, name)
 
 
 def runtime_source() -> str:
@@ -148,7 +155,7 @@ def runtime_source() -> str:
                 lines[i] = ""
         bodies.append(re.sub(r"\n{4,}", "\n\n\n", "".join(lines)).strip("\n"))
     imports = [f"import {m}" for m in sorted(modules)] + [
-        f"from {m} import {', '.join(sorted(names[m]))}" for m in sorted(names)
+        f"from {m} import {', '.join(sorted(names[m], key=_isort_key))}" for m in sorted(names)
     ]
     return _RUNTIME_HEADER + "\n".join(imports) + "\n\n" + "\n\n\n".join(bodies) + "\n"
 

@@ -372,9 +372,9 @@ class UserOracle:
             return
         if kind == "error":
             if arg and contains(printed, arg):
-                detail = (
-                    how
-                    + " and printed %r: the code catches the error (remove the try/except, or --expect output:%s)"
+                detail = how + (
+                    " and printed %r: the code catches the error"
+                    " (remove the try/except, or --expect output:%s)"
                 )
                 repro.verdict("CANNOT_RUN", detail % (arg, arg))
             repro.verdict(

@@ -603,11 +603,11 @@ class Repro:
             os._exit(130)  # aborts a `git bisect run`, as an interruption should
         traceback.print_exception(exc_type, exc, tb)
         self.raised_error = exc
-        if self.user is not None:
-            self.user.raised(exc)
-        if self.record is not None:
+        if self.record is not None:  # before a stated oracle decides on the error
             self.record.stop(ran_to_end=False)
             self._raised_on = self.record.raised_by(exc)
+        if self.user is not None:
+            self.user.raised(exc)
         verdict, detail, oracle = self.classify(exc)
         if verdict == "CANNOT_RUN":
             verdict, detail, oracle = self._diverges(exc) or (verdict, detail, oracle)
