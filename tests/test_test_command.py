@@ -537,3 +537,27 @@ def test_from_repro_writes_only_what_the_repros_verdict_supports(
     assert broken.returncode == 1 and "pytorch/pytorch#101 is back" in broken.stderr
     assert fixed.returncode == 0, fixed.stderr[-3000:]
     assert under_pytest.returncode == 0, under_pytest.stdout[-3000:]
+
+
+@pytest.mark.parametrize("source", [("--module", "torch.nn.ReLU"), ("--op", "index_add")])
+def test_a_class_that_is_not_device_generic_is_refused_before_the_probe(
+    run_cli: RunCli, fork_repo: Path, bare_python: str, source: tuple[str, str]
+) -> None:
+    """The class is read before the target is probed (seconds): an interpreter without torch
+    shows it, since a probe would have failed on torch first."""
+    plain = "import unittest\n\n\nclass TestPlain(unittest.TestCase):\n    pass\n"
+    (fork_repo / "test" / "test_plain.py").write_text(plain)
+    proc = run_cli(
+        "test",
+        *source,
+        "--into",
+        "test/test_plain.py::TestPlain",
+        "--python",
+        bare_python,
+        cwd=fork_repo,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert "needs a device-generic class" in proc.stderr
+    assert "cannot import torch" not in proc.stderr  # refused before any probe
+    hint = next(line for line in proc.stderr.splitlines() if line.startswith("hint: "))
+    assert "--path FILE" in hint and "--into FILE::Class" in hint

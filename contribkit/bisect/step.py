@@ -27,6 +27,7 @@ from pathlib import Path
 
 from contribkit.bisect.gitbisect import Commit
 from contribkit.core.proc import run_child, scrubbed_env
+from contribkit.run import dispatch
 from contribkit.run.record import Cell
 from contribkit.run.runner import Column, Leg, LegRunner, RunOptions, Target, relpath
 
@@ -92,9 +93,8 @@ def run_step(setup: StepSetup, commit: Commit, role: str, number: int) -> Step:
         failed = build(setup, folder / "build.log")
         if failed:
             return done(SKIP, None, failed, folder / "build.log")
-    cell = LegRunner(setup.root, folder, setup.options).run(
-        Leg(setup.target, setup.device, setup.column), None
-    )
+    leg = Leg(setup.target, setup.device, setup.column)
+    cell = dispatch.execute([leg], LegRunner(setup.root, folder, setup.options), 1)[0]
     if cell.exit_code == INTERRUPTED_EXIT:
         raise KeyboardInterrupt
     code, why = classify(cell, setup.crash_is_bad)

@@ -73,6 +73,12 @@ KEYS: dict[str, Key] = {
         30.0,
         "Seconds all of one command's GitHub requests may take together (--github-timeout; 0: no limit).",
     ),
+    "github_max_reply_mb": Key(
+        float,
+        20.0,
+        "Largest GitHub reply read, in MB, as sent and once inflated (gzip); a larger one is "
+        "refused.",
+    ),
     "debug.timeout": Key(
         float, 1800.0, "Seconds before a `contribkit debug --run` run is stopped (0: no limit)."
     ),
@@ -112,6 +118,36 @@ KEYS: dict[str, Key] = {
     "run.cuda_python": Key(
         str, "python3", "Interpreter on run.cuda_host that has a CUDA build of torch."
     ),
+    "run.engine": Key(
+        str,
+        "local",
+        "Where `contribkit run` sends its legs: local, ray or slurm (see docs/scale-out.md).",
+    ),
+    "ray.address": Key(
+        str,
+        None,
+        "Ray cluster for --engine ray, e.g. ray://head:10001 (default: RAY_ADDRESS, else a "
+        "local cluster).",
+    ),
+    "ray.num_cpus": Key(int, 2, "CPUs of the local Ray cluster that --engine ray starts."),
+    "ray.num_gpus": Key(
+        int, -1, "GPUs of the local Ray cluster that --engine ray starts (-1: Ray counts them)."
+    ),
+    "ray.max_parallel": Key(
+        int, 0, "Legs in flight at once on Ray (0: the cluster's CPU count; -j overrides)."
+    ),
+    "slurm.cluster": Key(
+        str,
+        "auto",
+        "auto (Slurm where sbatch is, else submitit's local executor), slurm or local.",
+    ),
+    "slurm.folder": Key(
+        str,
+        None,
+        "Folder shared by this machine and the Slurm nodes, for submitit's job files.",
+    ),
+    "slurm.partition": Key(str, None, "Slurm partition for --engine slurm's jobs."),
+    "slurm.max_parallel": Key(int, 16, "Slurm jobs in flight at once (-j overrides)."),
     # The [hooks] table: read by the pre-commit hooks (contribkit/hooks/).
     "hooks.disable": Key(
         list,

@@ -51,8 +51,10 @@ def atomic_write(
             os.fsync(fh.fileno())
         os.chmod(tmp, (0o666 if mode is None else mode) & ~current_umask())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError) and not exc.filename:  # a full disk: named by its target
+            raise OSError(exc.errno, exc.strerror, str(path)) from exc
         raise
 
 

@@ -94,6 +94,25 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
                 os.kill(pid, signal.SIGKILL)
 
 
+def _kill_now(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the child's group and whatever left it, at once (no grace: nothing can be kept)."""
+    escaped = descendants([proc.pid])
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    for pid in escaped:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _raise_write_failed(exc: OSError, log_path: Path | None) -> None:
+    from contribkit.core.fsutil import WriteFailed
+
+    raise WriteFailed(
+        f"cannot write the log {log_path}: {exc.strerror or exc}; its child was stopped",
+        hint="free some space (or raise the quota or file size limit), then run it again",
+    ) from exc
+
+
 def descendants(pids: Iterable[int]) -> list[int]:
     """Every process below ``pids`` (parent links read from Linux's /proc; none elsewhere)."""
     children: dict[int, list[int]] = {}
@@ -197,7 +216,10 @@ def run_child(
 
     With ``log_path``, the log and the output are redacted; without, the output is raw (the
     answer of ``gh auth token`` is the token). With ``confine``, the child runs in its sandbox
-    (where there is one)."""
+    (where there is one). A log that cannot be written (a full disk, a quota, a file size
+    limit) kills the child at once and raises :class:`~contribkit.core.fsutil.WriteFailed`:
+    its output has nowhere to go, and a child writing to a pipe no one reads would block until
+    its timeout."""
     if confine is not None:
         cmd, env = confine.wrap(cmd, env, cwd)
     start = time.monotonic()
@@ -214,15 +236,21 @@ def run_child(
         _running[proc.pid] = proc
     chunks: list[bytes] = []
     state = {"kept": 0, "written": 0, "truncated": False}
+    failed: list[OSError] = []  # the log's write error: the child is killed, nothing more written
     log = open_new(log_path, replace=True) if log_path else None
     scrubber = redact.StreamRedactor(redact.current()) if log is not None else None
 
     def to_log(data: bytes) -> None:
-        if log is None:
+        if log is None or failed:
             return
         room = log_cap - state["written"]
         if room > 0:
-            log.write(data[:room])
+            try:
+                log.write(data[:room])
+            except OSError as exc:  # ENOSPC, EDQUOT, EFBIG, EIO: the leg cannot go on
+                failed.append(exc)
+                _kill_now(proc)
+                return
             state["written"] += min(room, len(data))
         if len(data) > room:
             state["truncated"] = True
@@ -257,9 +285,16 @@ def run_child(
         reader.join(timeout=5)
         if log is not None and scrubber is not None:
             to_log(scrubber.flush())
-            if state["truncated"]:
-                log.write(f"\n[contribkit: log truncated at {log_cap} bytes]\n".encode())
-            log.close()
+            try:
+                if state["truncated"] and not failed:
+                    log.write(f"\n[contribkit: log truncated at {log_cap} bytes]\n".encode())
+                log.close()  # flushes what is buffered: the disk may refuse that too
+            except OSError as exc:
+                failed.append(exc)
+                with contextlib.suppress(OSError):
+                    log.close()
+            if failed:
+                _raise_write_failed(failed[0], log_path)
     output = b"".join(chunks).decode("utf-8", errors="replace")[-_TAIL_CHARS:]
     if scrubber is not None:  # a child that runs code; without a log (gh auth token) it is raw
         output = scrubber.redactor.text(output)

@@ -25,8 +25,35 @@ if TYPE_CHECKING:
 
 # Keys that choose an executable or a host; any key named like one (a future "*_command",
 # "*.build", "*_url", "*_host", "*python") is guarded too.
-GUARDED_KEYS = frozenset({"python", "github_url", "run.cuda_host", "run.cuda_python"})
-_GUARDED_WORDS = ("python", "url", "host", "command", "build", "exec", "shell")
+# Where code is sent is guarded like what runs it: "run.engine", "ray.address",
+# "slurm.partition", "slurm.cluster", "slurm.folder" (the jobs' pickles are read from it).
+GUARDED_KEYS = frozenset(
+    {
+        "python",
+        "github_url",
+        "run.cuda_host",
+        "run.cuda_python",
+        "run.engine",
+        "ray.address",
+        "slurm.cluster",
+        "slurm.folder",
+        "slurm.partition",
+    }
+)
+_GUARDED_WORDS = (
+    "python",
+    "url",
+    "host",
+    "command",
+    "build",
+    "exec",
+    "shell",
+    "engine",
+    "address",
+    "cluster",
+    "partition",
+    "folder",
+)
 # Keys that weaken safety: turn off or widen confinement ("run.sandbox = none", the limits),
 # move output or caches (repros_dir, cache_dir) or switch rules off (hooks.disable); any key
 # named like one (a future "run.network", "*_dir", "*.disable") is guarded too.
@@ -39,6 +66,7 @@ SAFETY_KEYS = frozenset(
         "repros_dir",
         "cache_dir",
         "hooks.disable",
+        "github_max_reply_mb",
     }
 )
 _SAFETY_WORDS = ("sandbox", "network", "limit", "dir", "disable", "trust")

@@ -25,8 +25,11 @@ _NO_DEVICE = {
     "CUDA is not available here": "cuda",
     "device cuda is not available here": "cuda",
     "device mps is not available here": "mps",
+    # The driver's device rule: a verdict reached on CPU for a bug the issue reports on CUDA
+    # (a CUDA issue rewritten to --device, run with --device cpu) says nothing; CUDA decides.
+    "the issue reports the bug on cuda": "cuda",
 }
-_ORACLE_TAG = re.compile(r"^\[[\w-]+\] ")
+_ORACLE_TAG = re.compile(r"^\[[\w:-]+\] ")
 # The decorator that restricts a device-generic test to each device.
 ONLY_DEVICE = {"cuda": "onlyCUDA"}
 REPRO_TIMEOUT_S = 600.0

@@ -2,7 +2,7 @@
 interpreter and device, read the boundary and the states, and record it all.
 
 The legs are ``run``'s: :func:`contribkit.run.runner.plan` makes one per (repro, device,
-interpreter) and :func:`contribkit.run.runner.execute` runs them through
+interpreter) and :func:`contribkit.run.dispatch.execute` runs them through
 :class:`~contribkit.run.runner.LegRunner` (scrubbed environment, own process group, timeout,
 capped and redacted log, bubblewrap where there is one; CPU legs ``-j`` at a time, CUDA legs one
 per GPU). Whatever runs a ``run`` leg (a local child, the ssh host's payload, an engine) runs a
@@ -15,6 +15,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from contribkit.core.errors import BadInput
 from contribkit.core.workspace import Workspace
@@ -22,6 +23,12 @@ from contribkit.run.record import Cell
 from contribkit.run.runner import Target
 from contribkit.triage.model import TriageRecord, TriageRepro
 from contribkit.triage.sources import Wanted
+
+if TYPE_CHECKING:
+    from contribkit.core.config import Settings
+    from contribkit.run.engine import EngineConfig
+    from contribkit.run.remote import RemoteHost
+    from contribkit.run.runner import Column, RunOptions
 
 TRIAGE_DIR = Path(".contribkit") / "triage"
 LegFn = Callable[[int, int, Cell], None]  # legs done, legs in all, the cell that just finished
@@ -41,6 +48,7 @@ class TriageRequest:
         None  # CUDA legs over ssh, as `run --cuda-host` (default: run.cuda_host)
     )
     cuda_python: str | None = None
+    engine: str | None = None  # local, ray, slurm (default: the run.engine setting)
 
 
 @dataclass
@@ -58,9 +66,8 @@ class TriageOutcome:
 def triage_session(request: TriageRequest, on_leg: LegFn | None = None) -> TriageOutcome:
     from contribkit import __version__
     from contribkit.core.workspace import resolve_python
-    from contribkit.run import runner
     from contribkit.run.record import new_record_id, utc_now_iso
-    from contribkit.run.session import RunRequest, options_for, remote_host
+    from contribkit.run.session import RunRequest, engine_config, options_for, remote_host
     from contribkit.triage import sources
 
     ws = Workspace.load()
@@ -68,7 +75,20 @@ def triage_session(request: TriageRequest, on_leg: LegFn | None = None) -> Triag
     pythons = list(request.pythons)
     if request.venvs_dir is not None:
         pythons += sources.venv_pythons(request.venvs_dir)
-    interpreters = list(dict.fromkeys(resolve_python(p) for p in pythons)) or [ws.python()]
+    run_request = RunRequest(
+        devices=request.devices,
+        jobs=request.jobs,
+        timeout=request.timeout,
+        allow_network=request.allow_network,
+        cuda_host=request.cuda_host,
+        cuda_python=request.cuda_python,
+        engine=request.engine,
+    )
+    config = engine_config(run_request, ws.settings, root)
+    if config.name == "local":
+        interpreters = list(dict.fromkeys(resolve_python(p) for p in pythons)) or [ws.python()]
+    else:  # paths on the workers: nothing to resolve here
+        interpreters = list(dict.fromkeys(pythons)) or [ws.python()]
     wanted = sources.repro_paths(request.repros)
     if request.issues is not None:
         numbers = sources.read_issue_list(request.issues)
@@ -80,16 +100,13 @@ def triage_session(request: TriageRequest, on_leg: LegFn | None = None) -> Triag
             "nothing to triage",
             hint="pass repro folders (e.g. repros/issue-170398 or repros/), or --issues FILE",
         )
-    run_request = RunRequest(
-        devices=request.devices,
-        jobs=request.jobs,
-        timeout=request.timeout,
-        allow_network=request.allow_network,
-        cuda_host=request.cuda_host,
-        cuda_python=request.cuda_python,
-    )
     options = options_for(run_request, ws.settings)
     remote = remote_host(run_request, ws.settings)
+    if remote is not None and config.name != "local":
+        raise BadInput(
+            f"--cuda-host sends CUDA legs over ssh; --engine {config.name} sends every leg there",
+            hint="drop --cuda-host (or unset run.cuda_host) with --engine " + config.name,
+        )
     repros, targets = _repros(wanted, root)
     if not targets:
         more = f" (and {len(repros) - 1} more)" if len(repros) > 1 else ""
@@ -97,7 +114,6 @@ def triage_session(request: TriageRequest, on_leg: LegFn | None = None) -> Triag
             f"nothing to run: {repros[0].missing}{more}",
             hint="make the repros first: contribkit repro N",
         )
-    columns = runner.local_columns(interpreters, options.devices, ws.settings, remote)
     if ws.root is not None:
         from contribkit.git.cmd import ensure_excluded
 
@@ -105,11 +121,10 @@ def triage_session(request: TriageRequest, on_leg: LegFn | None = None) -> Triag
     record_id = new_record_id("triage")
     logs_dir = root / TRIAGE_DIR / record_id
     logs_dir.mkdir(parents=True, exist_ok=True)
-    planned = runner.plan(root, targets, columns)
-    legs = [p for p in planned if isinstance(p, runner.Leg)]
-    ran = runner.execute(legs, runner.LegRunner(root, logs_dir, options), options.jobs, on_leg)
-    ran_iter = iter(ran[i] for i in range(len(legs)))
-    cells = [next(ran_iter) if isinstance(p, runner.Leg) else p for p in planned]
+    columns, cells = _run_legs(
+        _Matrix(root, logs_dir, targets, interpreters, options, remote, config, ws.settings),
+        on_leg,
+    )
     record = TriageRecord(
         id=record_id,
         created=utc_now_iso(),
@@ -130,6 +145,43 @@ def triage_session(request: TriageRequest, on_leg: LegFn | None = None) -> Triag
 
     analyse(record)
     return TriageOutcome(ws.root, record, _write(root, record))
+
+
+@dataclass(frozen=True)
+class _Matrix:
+    """What the legs of one triage need: where they run, on what, and where their logs go."""
+
+    root: Path
+    logs_dir: Path
+    targets: list[Target]
+    interpreters: list[str]
+    options: RunOptions
+    remote: RemoteHost | None
+    config: EngineConfig
+    settings: Settings
+
+
+def _run_legs(matrix: _Matrix, on_leg: LegFn | None) -> tuple[list[Column], list[Cell]]:
+    """Probe the interpreters and run every leg: on this machine (ssh for --cuda-host), or on
+    the engine that ``--engine`` names, exactly as ``run`` would; the cells in plan order."""
+    import contextlib
+
+    from contribkit.run import dispatch, runner
+    from contribkit.run.dispatch import make_engine
+
+    m = matrix
+    with contextlib.ExitStack() as stack:
+        if m.config.name == "local":
+            columns = runner.local_columns(m.interpreters, m.options.devices, m.settings, m.remote)
+        else:
+            engine = stack.enter_context(make_engine(m.config, m.options.jobs))
+            columns = runner.engine_columns(m.interpreters, m.options.devices, engine)
+        planned = runner.plan(m.root, m.targets, columns)
+        legs = [p for p in planned if isinstance(p, runner.Leg)]
+        leg_runner = runner.LegRunner(m.root, m.logs_dir, m.options)
+        ran = dispatch.execute(legs, leg_runner, m.options.jobs, on_leg)
+    ran_iter = iter(ran[i] for i in range(len(legs)))
+    return columns, [next(ran_iter) if isinstance(p, runner.Leg) else p for p in planned]
 
 
 def _repros(wanted: list[Wanted], root: Path) -> tuple[list[TriageRepro], list[Target]]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from contribkit.core.errors import BadInput
+from contribkit.issue.model import issue_number
 
 # An issue named on one line of an --issues list: 170398, #170398, pytorch/pytorch#170398,
 # https://github.com/pytorch/pytorch/issues/170398 (what `gh issue list` and a browser give).
@@ -66,12 +67,13 @@ def read_issue_list(source: str) -> list[int]:
             continue
         first = line.split()[0]
         found = _ISSUE_RE.match(first)
-        if not found:
+        number = issue_number(next(g for g in found.groups() if g)) if found else None
+        if number is None:  # not a reference, or a number GitHub cannot have (0, 10**40)
             raise BadInput(
                 f"{source}, line {n}: '{first[:60]}' is not an issue",
                 hint="one issue per line: 170398, #170398, OWNER/NAME#170398 or its URL",
             )
-        numbers.append(int(next(g for g in found.groups() if g)))
+        numbers.append(number)
     return list(dict.fromkeys(numbers))
 
 
@@ -85,7 +87,7 @@ def _from_json(text: str, source: str) -> list[int]:
     numbers = []
     for item in data if isinstance(data, list) else []:
         number = item.get("number") if isinstance(item, dict) else item
-        if isinstance(number, int) and not isinstance(number, bool) and number > 0:
+        if isinstance(number, int) and issue_number(number) is not None:  # not True, 0, 10**40
             numbers.append(number)
         else:
             raise BadInput(

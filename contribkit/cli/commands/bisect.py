@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from contribkit.cli import options
+from contribkit.cli.output import say
 from contribkit.core.termsafe import clean
 
 if TYPE_CHECKING:
@@ -205,34 +206,34 @@ def commit_lines(commit: Commit) -> list[str]:
 def show(outcome: BisectOutcome) -> None:
     if outcome.status == "dry-run":
         for line in header(outcome):
-            click.echo(line)
+            say(line)
         for note in outcome.notes:
-            click.echo(f"note: {clean(note, single_line=True)}")
-        click.echo("dry run: nothing was checked out")
+            say(f"note: {clean(note, single_line=True)}")
+        say("dry run: nothing was checked out")
         return
     if outcome.culprit is not None:
-        click.echo(f"first bad commit: {outcome.culprit.sha}")
+        say(f"first bad commit: {outcome.culprit.sha}")
         for line in commit_lines(outcome.culprit):
-            click.echo(line)
+            say(line)
     elif outcome.candidates:
-        click.echo(f"the first bad commit is one of {len(outcome.candidates)} (skipped) commits:")
+        say(f"the first bad commit is one of {len(outcome.candidates)} (skipped) commits:")
         for commit in outcome.candidates:
-            click.echo(clean(f"  {commit.short}  {commit.subject}", single_line=True))
+            say(clean(f"  {commit.short}  {commit.subject}", single_line=True))
     else:
-        click.echo(clean(f"stopped: {outcome.reason}", single_line=True))
+        say(clean(f"stopped: {outcome.reason}", single_line=True))
     skipped = outcome.skipped
     if skipped:
-        click.echo(f"skipped ({len(skipped)}):")
+        say(f"skipped ({len(skipped)}):")
         for step in skipped:
-            click.echo(
+            say(
                 clean(
                     f"  {step.commit.short}  {_clip(step.commit.subject, 40)}: {step.why}",
                     single_line=True,
                 )
             )
-    click.echo(f"restored: {outcome.restored}")
+    say(f"restored: {outcome.restored}")
     if outcome.record_path:
-        click.echo(f"record: {outcome.record_path}")
+        say(f"record: {outcome.record_path}")
 
 
 def _clip(text: str, width: int) -> str:

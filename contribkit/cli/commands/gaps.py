@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import click
 
 from contribkit.cli import options
+from contribkit.cli.output import say
 
 if TYPE_CHECKING:
     from contribkit.gaps.report import GapsReport
@@ -63,7 +64,7 @@ def gaps(
     if as_json:
         print_json(report.as_dict())
     elif markdown:
-        click.echo(to_markdown(report), nl=False)
+        say(to_markdown(report), nl=False)
     else:
         print_table(report)
     return 0
@@ -83,4 +84,4 @@ def print_table(report: GapsReport) -> None:
         ["callable", "kind", "docstring", "tests", "OpInfo/ModuleInfo", "what to do"], rows, title
     )
     for note in report.notes:
-        click.echo(f"note: {note}")
+        say(f"note: {note}")

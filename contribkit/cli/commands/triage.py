@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from contribkit.cli import options
+from contribkit.cli.output import say
 from contribkit.core.termsafe import clean
 
 if TYPE_CHECKING:
@@ -80,6 +81,7 @@ Exit 0 when at least one cell gave a verdict, 1 when none did, 2 on bad input.
     default=None,
     help="Interpreter on the CUDA host (default: run.cuda_python, i.e. python3).",
 )
+@options.engine
 @click.option(
     "--markdown",
     is_flag=True,
@@ -98,6 +100,7 @@ def triage(
     allow_network: bool,
     cuda_host: str | None,
     cuda_python: str | None,
+    engine: str | None,
     markdown: bool,
     as_json: bool,
 ) -> int:
@@ -117,6 +120,7 @@ def triage(
       contribkit triage repros/issue-170398 --venvs-dir ~/venvs --devices cpu
       contribkit triage repros/issue-170398 --python ~/t28/bin/python --python ~/t29/bin/python --markdown
       gh issue list -l "module: nn" --json number | contribkit triage --issues - --venvs-dir ~/venvs -j 4
+      contribkit triage repros/ --engine ray --python /opt/t29/bin/python --python /opt/t210/bin/python
     """
     from contribkit.cli.progress import Progress
     from contribkit.run.record import Cell
@@ -144,6 +148,7 @@ def triage(
                 allow_network=allow_network,
                 cuda_host=cuda_host,
                 cuda_python=cuda_python,
+                engine=engine,
             ),
             on_leg,
         )
@@ -156,7 +161,7 @@ def triage(
     elif markdown:
         from contribkit.triage.report import markdown as comment
 
-        click.echo(comment(outcome.record, outcome.root), nl=False)
+        say(comment(outcome.record, outcome.root), nl=False)
     else:
         show(outcome)
     return outcome.exit_code
@@ -175,12 +180,12 @@ def show(outcome: TriageOutcome) -> None:
         title = f"contribkit triage {repro.name}: {count} interpreter(s) x {devices}"
         print_table(header, rows, title=title)
         for line in report.idle_devices(record):
-            click.echo(clean(line, single_line=True))
+            say(clean(line, single_line=True))
         for bound in record.boundaries:
-            click.echo(f"{bound.device}: {bound.text}")
+            say(f"{bound.device}: {bound.text}")
         if not record.boundaries:
-            click.echo("no interpreter gave a verdict: no boundary")
-        click.echo(clean(f"oracle: {repro.oracle}", single_line=True))
+            say("no interpreter gave a verdict: no boundary")
+        say(clean(f"oracle: {repro.oracle}", single_line=True))
     else:
         header, rows = report.sweep_rows(record)
         title = (
@@ -188,13 +193,13 @@ def show(outcome: TriageOutcome) -> None:
         )
         print_table(header, rows, title=title)
         for line in report.idle_devices(record):
-            click.echo(clean(line, single_line=True))
+            say(clean(line, single_line=True))
         _sections(record)
     for interp in record.by_version():
-        click.echo(clean(f"[{interp.index}] {interp.label}", single_line=True))
+        say(clean(f"[{interp.index}] {interp.label}", single_line=True))
     for note in record.notes:
-        click.echo(clean(f"note: {note}", single_line=True))
-    click.echo(f"record: {outcome.record_path}")
+        say(clean(f"note: {note}", single_line=True))
+    say(f"record: {outcome.record_path}")
 
 
 def _sections(record: TriageRecord) -> None:
@@ -204,6 +209,6 @@ def _sections(record: TriageRecord) -> None:
         chosen = [s for s in record.states if s.state == wanted]
         if not chosen:
             continue
-        click.echo(f"{section_title(wanted)} ({len(chosen)}):")
+        say(f"{section_title(wanted)} ({len(chosen)}):")
         for state in chosen:
-            click.echo(clean(f"  {state.repro}: {clip(state.evidence, 200)}", single_line=True))
+            say(clean(f"  {state.repro}: {clip(state.evidence, 200)}", single_line=True))
