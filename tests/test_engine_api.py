@@ -12,7 +12,8 @@ import pytest
 
 from contribkit.core.errors import BadInput
 from contribkit.core.sandbox import choose
-from contribkit.run.engine import EngineConfig, LegResult, LegTask, make_engine
+from contribkit.run.dispatch import make_engine
+from contribkit.run.engine import EngineConfig, LegResult, LegTask
 from tests.conftest import Ck
 from tests.runhelpers import wait_dead
 

@@ -14,6 +14,21 @@ from tests.conftest import RunCli, commit_files
 MODULE = '''\
 """A fixture module."""
 
+import enum
+
+
+class Colour(enum.Enum):  # enums are constants, not callables to document: left out
+    RED = 1
+
+
+class _Scaling:  # the shape of pybind11's py::enum_ (F.ScalingType): no Enum subclass
+    def __init__(self, value):
+        self.value = value
+
+
+_Scaling.__members__ = {"TensorWise": _Scaling(0), "RowWise": _Scaling(1)}
+Scaling = _Scaling
+
 
 def documented(a, b=1, *, out=None):
     """Add things.
@@ -194,6 +209,7 @@ def test_real_torch_nn_functional(run_cli: RunCli, tmp_path: Path) -> None:
     assert any("only OpInfo" in note for note in doc["notes"])
     rows = {g["name"]: g for g in doc["gaps"]}
     assert {"relu", "conv2d", "gelu"} <= set(rows)  # Python functions and add_docstr builtins
+    assert not {"ScalingType", "SwizzleType"} & set(rows)  # pybind11 enums are enums
     assert "nn.functional.conv2d" in rows["conv2d"]["opinfo"]
     assert rows["conv2d"]["docstring"] in ("ok", "incomplete")  # its Args: section is read
     assert all(set(g) == GAP_KEYS for g in doc["gaps"])

@@ -98,6 +98,11 @@ _state = {"verbose": False, "terminating": False}
 TERMINATING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
+def verbose() -> bool:
+    """Whether -v/--verbose was given (commands show full details then)."""
+    return _state["verbose"]
+
+
 def set_verbose(ctx: click.Context, param: click.Parameter, value: int) -> int:
     if value:
         _state["verbose"] = True

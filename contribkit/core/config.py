@@ -3,7 +3,8 @@
 1. CLI options;
 2. ``CONTRIBKIT_*`` environment variables (``CONTRIBKIT_GITHUB_URL``, ``CONTRIBKIT_RUN_TIMEOUT``);
 3. ``.contribkit.toml`` at the repository root (kept out of git via ``.git/info/exclude``); its
-   keys that choose an executable or a host count only once the user trusts the file
+   keys that choose an executable or a host, or weaken safety (the sandbox, the limits, where
+   output goes, hook rules switched off) count only once the user trusts the file
    (:mod:`contribkit.core.trust`);
 4. the user config file (``$CONTRIBKIT_CONFIG`` or ``<platform config dir>/contribkit/config.toml``).
 
@@ -95,6 +96,21 @@ KEYS: dict[str, Key] = {
         "auto",
         "How `run` and `debug --run` confine issue and test code: auto (bubblewrap where it "
         "works, else none, said once), bwrap (required) or none (a scrubbed environment only).",
+    ),
+    "run.memory_limit_mb": Key(
+        int,
+        0,
+        "Address space one leg of `run`, `debug --run` or `test --from-repro` may use, in MiB "
+        "(0: half the machine's memory; GPU legs have none, as CUDA maps more than it uses).",
+    ),
+    "run.process_limit": Key(
+        int,
+        1024,
+        "Processes one leg may have at once, counted in the sandbox's user namespace (bwrap "
+        "only; 0: no limit).",
+    ),
+    "run.file_size_limit_mb": Key(
+        int, 4096, "Largest file one leg may write, in MiB (a log, a trace, a cache entry)."
     ),
     "run.cuda_host": Key(
         str, None, "ssh host that runs the CUDA legs of `contribkit run` (see docs/remote-cuda.md)."
@@ -370,7 +386,7 @@ def _untrusted_keys(path: str, flat: Mapping[str, Any]) -> dict[str, str]:
     warning each gets, unless the user trusts the file as it is (``contribkit config --trust``)."""
     from contribkit.core import trust  # only a repo file is checked, and only when needed
 
-    guarded = [key for key in flat if key in KEYS and trust.needs_trust(key)]
+    guarded = [key for key, value in flat.items() if key in KEYS and trust.needs_trust(key, value)]
     if not guarded:
         return {}
     state = trust.trust_state(path)

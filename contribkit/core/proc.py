@@ -23,28 +23,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from contribkit.core import redact
+from contribkit.core.fsutil import open_new
+from contribkit.target.reproconfine import SECRET_NAMES
 
 if TYPE_CHECKING:
     from contribkit.core.sandbox import Confinement
 
 # Documented in the README ("Safety"); extend with the `scrub_env` setting. A variable whose
 # value holds a URL with credentials (scheme://user:password@) is a secret whatever its name.
-SECRET_PATTERNS: tuple[str, ...] = (
-    "GH_TOKEN",
-    "GITHUB_TOKEN",
-    "GH_ENTERPRISE_TOKEN",
-    "GITHUB_ENTERPRISE_TOKEN",
-    "TOKEN",
-    "*_TOKEN",
-    "*_TOKEN_*",
-    "*TOKEN*",
-    "*_PAT",
-    "*_SECRET*",
-    "*_PASSWORD*",
-    "*_KEY",
-    "AWS_*",
-    "DATABASE_URL",
-)
+# One list with the repro scripts' own (target/reproconfine.py), which cannot import contribkit.
+SECRET_PATTERNS: tuple[str, ...] = SECRET_NAMES
 
 DEFAULT_LOG_CAP = 8 * 1024 * 1024
 _TAIL_CHARS = 256 * 1024
@@ -206,7 +194,7 @@ class _Capture:
         self.kept = self.written = 0
         self.truncated = False
         self.failed: list[OSError] = []  # the log's write error: the child is killed
-        self.log = log_path.open("wb") if log_path else None
+        self.log = open_new(log_path, replace=True) if log_path else None
         self.scrubber = redact.StreamRedactor(redact.current()) if self.log is not None else None
 
     def to_log(self, data: bytes) -> None:
@@ -256,6 +244,48 @@ class _Capture:
         if self.scrubber is not None:  # a child that runs code; without a log it is raw
             output = self.scrubber.redactor.text(output)
         return output
+
+
+def end_orphans(marker: bytes) -> int:
+    """Kill what code children left behind, once none of them runs: the processes reparented
+    to contribkit (a child subreaper on Linux, see :func:`contribkit.core.confine.run_code`)
+    whose environment holds ``marker``, with their trees; reap them. Returns how many.
+
+    Without a sandbox's PID namespace this is what ends a daemon that left its process group
+    and session (``setsid``, fork twice) before the leg ended."""
+    ended = 0
+    for _ in range(20):
+        with _running_lock:
+            if _running:
+                return ended
+        me = os.getpid()
+        found = [pid for pid in descendants([me]) if _parent(pid) == me and _marked(pid, marker)]
+        if not found:
+            return ended
+        for pid in [*descendants(found), *found]:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        for pid in found:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+        ended += len(found)
+    return ended
+
+
+def _parent(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return int(fh.read().rsplit(b")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _marked(pid: int, marker: bytes) -> bool:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as fh:
+            return marker in fh.read().split(b"\0")
+    except OSError:
+        return False
 
 
 def run_child(

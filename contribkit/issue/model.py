@@ -127,6 +127,9 @@ class ParsedIssue:
     outputs: list[QuotedOutput] = field(default_factory=list)  # output quoted under the code
     nature: str = "bug"  # "bug", "feature" or "docs"
     nature_why: str = ""
+    # The body as the parser read it: line ends normalised, cut at MAX_SOURCE_CHARS. Whatever
+    # else reads the body (evidence regexes, the nature) reads this, never the raw body.
+    body: str = ""
 
     @property
     def signature(self) -> Signature | None:

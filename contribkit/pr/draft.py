@@ -358,6 +358,8 @@ def environment_lines(record: RunRecord) -> tuple[list[str], str]:
         cuda_line = f"CUDA: ran on {', '.join(names) or 'a CUDA device'}"
     elif all(c.status == "NOT_AVAILABLE" for c in cuda):
         cuda_line = "CUDA: not run (no GPU available)"
+    elif all(c.detail.startswith("n/a (") for c in cuda):  # "n/a (the repro is cpu-only)"
+        cuda_line = f"CUDA: not run ({cuda[0].detail[len('n/a (') :].removesuffix(')')})"
     else:
         cuda_line = f"CUDA: skipped ({cuda[0].detail or 'no reason given'})"
     return lines, cuda_line

@@ -1,4 +1,5 @@
-"""Legs to engines: ``runner.execute``'s dispatch of one matrix's legs, each engine in a thread.
+"""Legs to engines: one matrix's legs dispatched, each engine in a thread (``execute``); the
+engine a name picks (``make_engine``); a whole matrix run and recorded (``run_matrix``).
 
 The local legs go to one :class:`~engine_local.LocalEngine` (this machine's GPUs), the CUDA legs
 of an ssh column to one :class:`~engine_local.SshEngine` per host, and a ray or slurm column's
@@ -12,13 +13,17 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from contribkit.core.errors import BadInput
+from contribkit.run.engine import ENGINES, Engine, EngineConfig
+
 if TYPE_CHECKING:
-    from contribkit.run.engine import Engine
-    from contribkit.run.record import Cell
-    from contribkit.run.runner import Column, Leg, LegRunner, RunOptions
+    from contribkit.core.sandbox import Sandbox
+    from contribkit.run.record import Cell, RunRecord
+    from contribkit.run.runner import Column, Leg, LegRunner, RunOptions, Target
 
 ProgressFn = Callable[[int, int, "Cell"], None]
 
@@ -105,3 +110,117 @@ def execute(
         for thread in threads:
             thread.join()
     return cells
+
+
+def make_engine(
+    config: EngineConfig, jobs: int, gpus: Sequence[str] = (), sandbox: Sandbox | None = None
+) -> Engine:
+    """The engine ``config`` names; BadInput when its extra is not installed. ``gpus`` and
+    ``sandbox`` are the local engine's (CUDA_VISIBLE_DEVICES ids; how its legs are confined)."""
+    if config.name == "local":
+        from contribkit.run.engine_local import LocalEngine
+
+        return LocalEngine(jobs, gpus, sandbox)
+    if config.name == "ray":
+        from contribkit.run.engine_ray import RayEngine
+
+        return RayEngine(config, config.max_parallel)  # 0: the cluster's CPU count
+    if config.name == "slurm":
+        from contribkit.run.engine_slurm import SlurmEngine
+
+        return SlurmEngine(config, config.max_parallel or jobs)
+    raise BadInput(
+        f"unknown engine '{config.name}'",
+        hint=f"engines are {', '.join(ENGINES)}, e.g. --engine ray",
+    )
+
+
+@dataclass
+class RunResult:
+    record: RunRecord
+    path: Path
+
+
+def run_matrix(
+    root: Path,
+    targets: Sequence[Target],
+    columns: Sequence[Column],
+    options: RunOptions,
+    *,
+    notes: Sequence[str] = (),
+    progress: ProgressFn | None = None,
+) -> RunResult:
+    """Run every leg, then write the record (atomically) and return it."""
+    from contribkit import __version__
+    from contribkit.git import cmd as gitcmd
+    from contribkit.git import facts as gitfacts
+    from contribkit.run.record import (
+        RunRecord,
+        evaluate,
+        is_required,
+        new_record_id,
+        redacted,
+        runs_dir,
+        utc_now_iso,
+        write_record,
+    )
+    from contribkit.run.runner import Leg, LegRunner, file_digest, plan, relpath
+
+    gitcmd.ensure_excluded(root)  # before anything is written under .contribkit/
+    before = gitfacts.tree_state(root)
+    run_id = new_record_id(before.head)
+    logs_dir = runs_dir(root) / run_id
+    logs_dir.mkdir(parents=True, exist_ok=True)
+    files = {relpath(t.path, root): file_digest(t.path) for t in targets}
+    planned = plan(root, targets, columns)
+    legs = [p for p in planned if isinstance(p, Leg)]
+    leg_runner = LegRunner(root, logs_dir, options)
+    ran = execute(legs, leg_runner, options.jobs, progress)
+    ran_iter = iter(ran[i] for i in range(len(legs)))
+    cells = [next(ran_iter) if isinstance(p, Leg) else p for p in planned]
+    all_notes = list(notes)
+    for target in targets:
+        if target.kind == "pytest" and not any(c.file == relpath(target.path, root) for c in cells):
+            all_notes.append(
+                f"{relpath(target.path, root)} is a plain test file: it runs only in the cpu "
+                "column, which --devices leaves out"
+            )
+    for cell in cells:
+        cell.required = is_required(cell, options.require)
+    remote = [c.interpreter.host for c in columns if c.remote is not None and c.devices]
+    if options.sandbox.active and remote:
+        all_notes.append(f"the CUDA legs on {remote[0]} ran without a sandbox (remote host)")
+    for where, why in sorted(leg_runner.unconfined.items()):
+        if not where.startswith("ssh "):  # said above, as before
+            all_notes.append(f"legs on {where} ran without a sandbox ({why})")
+    after = gitfacts.tree_state(root)
+    dirty = before.dirty
+    if (after.head, after.diff_hash) != (before.head, before.diff_hash):
+        dirty = True
+        all_notes.append("the tree changed while the run was going; the record counts as dirty")
+    ok, reason = evaluate(cells, options.expect)
+    record = RunRecord(
+        id=run_id,
+        created=utc_now_iso(),
+        head=before.head,
+        branch=before.branch,
+        dirty=dirty,
+        diff_hash=before.diff_hash,
+        expect=options.expect,
+        devices=list(options.devices),
+        require=list(options.require),
+        interpreters=[c.interpreter for c in columns],
+        cells=cells,
+        files=files,
+        ok=ok,
+        reason=reason,
+        uncommitted=list(before.uncommitted[:200]),
+        notes=all_notes,
+        keyword=options.keyword,
+        contribkit_version=__version__,
+        sandbox=options.sandbox.kind,
+        sandbox_reason=options.sandbox.reason,
+        oracle=options.oracle,
+    )
+    record = redacted(record)
+    return RunResult(record, write_record(root, record))

@@ -33,10 +33,11 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from contribkit.core.errors import BadInput
-from contribkit.core.proc import SECRET_PATTERNS, ChildResult, is_secret
+from contribkit.core.proc import SECRET_PATTERNS, is_secret
+from contribkit.run.remote import LegOutput, read_result
 
 if TYPE_CHECKING:
-    from contribkit.core.sandbox import Confinement, Sandbox
+    from contribkit.core.sandbox import Sandbox
     from contribkit.run.probe import TorchInfo
 
 ENGINES = ("local", "ray", "slurm")
@@ -45,40 +46,24 @@ MAX_PAYLOAD = 120 * 1024  # the packed payload is one argument of a command line
 GRACE_S = 60.0  # on top of a leg's timeout: starting a worker, copying files back
 
 
-@dataclass
-class LegOutput:
-    """What a leg left behind, wherever it ran."""
-
-    returncode: int | None  # None: killed for its timeout
-    timed_out: bool
-    output: str
-    duration_s: float
-    junit_xml: str | None = None  # the pytest report's text, for test legs
-    error: str | None = None  # the leg could not be started where it should run
-
-    @classmethod
-    def from_child(cls, result: ChildResult, junit_path: Path | None) -> LegOutput:
-        from contribkit.core.redact import redact
-
-        xml = None
-        if junit_path is not None and junit_path.is_file():
-            xml = junit_path.read_text(encoding="utf-8", errors="replace")
-            clean = redact(xml)
-            if clean != xml:  # the leg wrote it: it may hold what the leg could read
-                junit_path.write_text(clean, encoding="utf-8")
-                xml = clean
-        return cls(result.returncode, result.timed_out, result.output, result.duration_s, xml)
-
-
 @dataclass(frozen=True)
 class InPlace:
-    """How the local engine runs a leg where its files are: the whole command, its folder and
-    its confinement (``run``'s local legs; other engines ship ``LegTask.files`` instead)."""
+    """How the local engine runs a leg where its files are (``run``'s local legs; other engines
+    ship ``LegTask.files`` instead): the whole command, run by ``core.confine.run_code`` in a
+    scratch folder of its own, with the files it reads and its sandbox. ``JUNIT_SLOT`` in
+    ``argv`` becomes the report's path in that scratch folder; contribkit keeps the redacted
+    report at ``junit_path``, a new file the leg cannot reach."""
 
     argv: tuple[str, ...]
     cwd: Path
-    confine: Confinement | None = None
+    python: str
+    readable: tuple[Path, ...]
+    sandbox: Sandbox | None = None
+    gpu: bool = False
     junit_path: Path | None = None
+
+
+JUNIT_SLOT = "{contribkit-junit}"  # in InPlace.argv: the leg's report, in its scratch folder
 
 
 @dataclass(frozen=True)
@@ -241,7 +226,6 @@ def bootstrap_output(
     capped) without the result line, the exit code and JUnit report read from that line."""
     from contribkit.core.proc import DEFAULT_LOG_CAP
     from contribkit.core.redact import redact
-    from contribkit.run.remote import read_result
 
     text = redact(text)
     lines = text.splitlines()
@@ -269,26 +253,3 @@ def error_result(task: LegTask, engine: str, why: str) -> LegResult:
     if task.log_path is not None:
         task.log_path.write_text(f"[contribkit: {why}]\n", encoding="utf-8")
     return LegResult(task.key, LegOutput(None, False, "", 0.0, error=why), engine, "?", "none")
-
-
-def make_engine(
-    config: EngineConfig, jobs: int, gpus: Sequence[str] = (), sandbox: Sandbox | None = None
-) -> Engine:
-    """The engine ``config`` names; BadInput when its extra is not installed. ``gpus`` and
-    ``sandbox`` are the local engine's (CUDA_VISIBLE_DEVICES ids; how its legs are confined)."""
-    if config.name == "local":
-        from contribkit.run.engine_local import LocalEngine
-
-        return LocalEngine(jobs, gpus, sandbox)
-    if config.name == "ray":
-        from contribkit.run.engine_ray import RayEngine
-
-        return RayEngine(config, config.max_parallel)  # 0: the cluster's CPU count
-    if config.name == "slurm":
-        from contribkit.run.engine_slurm import SlurmEngine
-
-        return SlurmEngine(config, config.max_parallel or jobs)
-    raise BadInput(
-        f"unknown engine '{config.name}'",
-        hint=f"engines are {', '.join(ENGINES)}, e.g. --engine ray",
-    )

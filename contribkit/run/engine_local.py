@@ -17,19 +17,21 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING
 
+from contribkit.core.confine import leg_space, run_code
 from contribkit.core.errors import BadInput
-from contribkit.core.proc import kill_running, run_child, scrubbed_env
+from contribkit.core.proc import kill_running
+from contribkit.core.sandbox import Sandbox
 from contribkit.run.engine import (
+    JUNIT_SLOT,
     Engine,
-    LegOutput,
     LegResult,
     LegTask,
     bootstrap_output,
     error_result,
 )
+from contribkit.run.remote import LegOutput
 
 if TYPE_CHECKING:
-    from contribkit.core.sandbox import Sandbox
     from contribkit.run.remote import RemoteHost
 
 
@@ -127,61 +129,75 @@ class LocalEngine(ThreadEngine):
         place = task.in_place
         if place is None:
             return self._bootstrap(task, env)
-        kind = place.confine.sandbox.kind if place.confine is not None else "none"
-        reason = place.confine.sandbox.reason if place.confine is not None else "not asked for"
-        if place.junit_path is not None:
-            place.junit_path.unlink(missing_ok=True)
-        try:
-            result = run_child(
-                list(place.argv),
-                env=scrubbed_env(extra_patterns=task.scrub, overrides=env),
-                cwd=place.cwd,
-                timeout=task.timeout,
-                log_path=task.log_path,
-                confine=place.confine,
+        sandbox = place.sandbox or self.sandbox or Sandbox("none", "not asked for")
+        with leg_space() as space:
+            junit = space.path("junit.xml") if place.junit_path is not None else None
+            argv = (
+                [a.replace(JUNIT_SLOT, str(junit)) for a in place.argv] if junit else [*place.argv]
             )
-        except OSError as exc:  # the interpreter vanished or is not executable
-            why = f"could not start {place.argv[0]}: {exc}"
-            output = LegOutput(None, False, "", 0.0, error=why)
-        else:
-            output = LegOutput.from_child(result, place.junit_path)
+            try:
+                result = run_code(
+                    argv,
+                    space=space,
+                    sandbox=sandbox,
+                    python=place.python,
+                    readable=place.readable,
+                    cwd=place.cwd,
+                    env=env,
+                    scrub=task.scrub,
+                    gpu=place.gpu,
+                    timeout=task.timeout,
+                    log_path=task.log_path,
+                )
+            except OSError as exc:  # the interpreter vanished or is not executable
+                why = f"could not start {argv[0]}: {exc}"
+                output = LegOutput(None, False, "", 0.0, error=why)
+            else:
+                report = space.read("junit.xml") if junit is not None else None
+                output = LegOutput.from_child(result, report, place.junit_path)
+        kind = "bwrap" if sandbox.active else "none"
         return LegResult(
-            task.key, output, self.name, self.host, kind, "" if kind != "none" else reason
+            task.key, output, self.name, self.host, kind, "" if sandbox.active else sandbox.reason
         )
 
     def _bootstrap(self, task: LegTask, env: dict[str, str]) -> LegResult:
-        """A leg given only as a payload (``triage``'s): the bootstrap runs it, confined here."""
-        from dataclasses import replace
-
-        from contribkit.core.sandbox import Confinement
+        """A leg given only as a payload: the bootstrap runs it in a scratch folder, confined
+        here as every local leg is (``core.confine.run_code``)."""
         from contribkit.run.probe import probe_source
 
-        task = replace(task, env=env)
-        confine = None
-        if self.sandbox is not None:
-            confine = Confinement(self.sandbox, python=task.python, gpu=task.gpu)
+        sandbox = self.sandbox or Sandbox("none", "not asked for")
         try:
             packed = task.packed()
         except BadInput as exc:  # too large: this leg fails, the others run
             return error_result(task, self.name, exc.message)
-        try:
-            result = run_child(
-                [task.python, "-c", probe_source("remote_leg.py"), packed],
-                env=scrubbed_env(extra_patterns=task.scrub),
-                timeout=task.timeout + 30,
-                confine=confine,
-            )
-        except OSError as exc:
-            why = f"could not start {task.python}: {exc}"
-            return LegResult(
-                task.key, LegOutput(None, False, "", 0.0, error=why), self.name, self.host, "none"
-            )
+        with leg_space() as space:
+            try:
+                result = run_code(
+                    [task.python, "-c", probe_source("remote_leg.py"), packed],
+                    space=space,
+                    sandbox=sandbox,
+                    python=task.python,
+                    readable=(),
+                    cwd=space.scratch,
+                    env=env,
+                    scrub=task.scrub,
+                    gpu=task.gpu,
+                    timeout=task.timeout + 30,
+                )
+            except OSError as exc:
+                why = f"could not start {task.python}: {exc}"
+                return LegResult(
+                    task.key,
+                    LegOutput(None, False, "", 0.0, error=why),
+                    self.name,
+                    self.host,
+                    "none",
+                )
         output = bootstrap_output(result.output, None, result.duration_s, task.log_path)
-        kind = self.sandbox.kind if self.sandbox is not None and self.sandbox.active else "none"
-        reason = (
-            "" if kind == "bwrap" else (self.sandbox.reason if self.sandbox else "not asked for")
+        kind = "bwrap" if sandbox.active else "none"
+        return LegResult(
+            task.key, output, self.name, self.host, kind, "" if sandbox.active else sandbox.reason
         )
-        return LegResult(task.key, output, self.name, self.host, kind, reason)
 
 
 class SshEngine(ThreadEngine):

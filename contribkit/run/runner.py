@@ -30,28 +30,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from contribkit import __version__
 from contribkit.core.errors import BadInput, warn
-from contribkit.core.sandbox import Confinement, Sandbox
-from contribkit.core.verdict import last_line, parse_verdict
-from contribkit.git import cmd as gitcmd
-from contribkit.run import dispatch
-from contribkit.run.engine import Engine, InPlace, LegOutput, LegResult, LegTask
+from contribkit.core.sandbox import Sandbox
+from contribkit.core.verdict import RUNTIME_FILE, parse_evidence, parse_verdict
+from contribkit.run.engine import JUNIT_SLOT, Engine, InPlace, LegResult, LegTask
 from contribkit.run.record import (
     Cell,
     Interpreter,
-    RunRecord,
     TestCounts,
     TestOutcome,
-    evaluate,
-    is_required,
-    new_record_id,
-    redacted,
-    runs_dir,
-    utc_now_iso,
-    write_record,
 )
+from contribkit.run.remote import LegOutput
+from contribkit.run.testdeps import error_cause
+from contribkit.target.reprojudge import signal_name
 from contribkit.target.reprolib import VERDICT_EXIT, VERDICT_PREFIX
+from contribkit.target.reprotrace import EVIDENCE_ENV
 
 if TYPE_CHECKING:
     from contribkit.core.config import Settings
@@ -225,6 +218,7 @@ class RunOptions:
     keyword: str | None = None  # pytest -k
     scrub: list[str] = field(default_factory=list)  # extra secret patterns
     sandbox: Sandbox = field(default_factory=lambda: Sandbox("none", "not asked for"))
+    oracle: str | None = None  # --oracle: the repros decide by it (their --expect), not their own
 
 
 def leg_env(device: str, kind: str, gpu: str | None) -> dict[str, str]:
@@ -236,17 +230,26 @@ def leg_env(device: str, kind: str, gpu: str | None) -> dict[str, str]:
     }
     if kind == "device-test":
         env["PYTORCH_TESTING_DEVICE_ONLY_FOR"] = device
+    if kind == "repro":  # the script prints its execution evidence for the record
+        env[EVIDENCE_ENV] = "1"
     if gpu is not None:
         env["CUDA_VISIBLE_DEVICES"] = gpu
     return env
 
 
 def leg_argv(
-    python: str, kind: str, file: str, device: str, junit: str | None, keyword: str | None
+    python: str,
+    kind: str,
+    file: str,
+    device: str,
+    junit: str | None,
+    keyword: str | None,
+    oracle: str | None = None,
 ) -> list[str]:
-    """The command of a leg; ``file`` and ``junit`` are paths as the running host sees them."""
+    """The command of a leg; ``file`` and ``junit`` are paths as the running host sees them;
+    ``oracle`` (``run --oracle``) is the repro's ``--expect``."""
     if kind == "repro":
-        return [python, file, "--device", device]
+        return [python, file, "--device", device, *(["--expect", oracle] if oracle else [])]
     argv = [python, "-m", "pytest", file, "-q", "-p", "no:cacheprovider", "--color=no"]
     argv.append(f"--junitxml={junit}")
     if keyword:
@@ -283,7 +286,9 @@ class LegRunner:
         junit = junit_path if kind != "repro" else None
         python = leg.column.interpreter.path
         name = leg.target.path.name
-        shipped = leg_argv("", kind, name, leg.device, "junit.xml", self.options.keyword)[1:]
+        shipped = leg_argv(
+            "", kind, name, leg.device, "junit.xml", self.options.keyword, self.options.oracle
+        )[1:]
         in_place = None
         if leg.column.remote is None and leg.column.engine is None:
             argv = leg_argv(
@@ -291,23 +296,26 @@ class LegRunner:
                 kind,
                 str(leg.target.path),
                 leg.device,
-                str(junit) if junit else None,
+                JUNIT_SLOT if junit else None,
                 self.options.keyword,
-            )
-            confine = Confinement(
-                self.options.sandbox,
-                python=python,
-                readable=(self.root, leg.target.path.parent),
-                writable=(self.logs_dir,),
-                gpu=leg.device == "cuda",
+                self.options.oracle,
             )
             cwd = leg.target.path.parent if kind == "repro" else self.root
-            in_place = InPlace(tuple(argv), cwd, confine, junit)
+            readable = (self.root, leg.target.path.parent)
+            in_place = InPlace(
+                tuple(argv),
+                cwd,
+                python,
+                readable,
+                self.options.sandbox,
+                gpu=leg.device == "cuda",
+                junit_path=junit,
+            )
         return LegTask(
             key,
             python,
             tuple(shipped),
-            _LazyFiles(name, leg.target.path),
+            _LazyFiles(name, leg.target.path, kind),
             leg_env(leg.device, kind, None),
             self.options.timeout,
             log_path=log_path,
@@ -340,7 +348,7 @@ class LegRunner:
         elif output.timed_out:
             cell.status, cell.detail = "TIMEOUT", f"killed after {self.options.timeout:g}s"
         elif output.returncode is not None and output.returncode < 0:
-            cell.detail = f"killed by signal {-output.returncode}"
+            cell.detail = f"killed by {signal_name(-output.returncode)}"
         elif kind == "repro":
             read_repro_cell(cell, output)
         else:
@@ -349,33 +357,36 @@ class LegRunner:
 
 
 class _LazyFiles(Mapping[str, bytes]):
-    """A leg's one file, read when an engine ships it (the local engine never does)."""
+    """A leg's files, read when an engine ships them (the local engine never does): the file,
+    and for a repro the runtime module it loads from its own folder."""
 
-    def __init__(self, name: str, path: Path) -> None:
-        self.name, self.path = name, path
+    def __init__(self, name: str, path: Path, kind: str) -> None:
+        self.paths = {name: path}
+        runtime = path.with_name(RUNTIME_FILE)
+        if kind == "repro" and runtime.is_file():
+            self.paths[RUNTIME_FILE] = runtime
 
     def __getitem__(self, key: str) -> bytes:
-        if key != self.name:
-            raise KeyError(key)
-        return self.path.read_bytes()
+        return self.paths[key].read_bytes()
 
     def __iter__(self) -> Iterator[str]:
-        return iter([self.name])
+        return iter(self.paths)
 
     def __len__(self) -> int:
-        return 1
+        return len(self.paths)
 
 
 def read_repro_cell(cell: Cell, output: LegOutput) -> None:
     verdict = parse_verdict(output.output)
     if verdict is None:
-        tail = last_line(output.output)
-        cell.detail = f"no verdict line (exit {output.returncode})" + (
-            f"; last output: {tail[:200]}" if tail else ""
-        )
+        cause = error_cause(output.output)
+        cell.detail = (
+            f"{cause} " if cause else ""
+        ) + f"(no verdict line, exit {output.returncode})"
         return
     word, detail = verdict
     cell.verdict = word
+    cell.evidence = parse_evidence(output.output)
     if VERDICT_EXIT[word] != output.returncode:
         cell.detail = f"verdict {word} but exit {output.returncode} (expected {VERDICT_EXIT[word]})"
     elif word == "CANNOT_RUN":
@@ -406,6 +417,9 @@ def parse_junit(xml_text: str, device: str) -> tuple[TestCounts, list[TestOutcom
             found = case.find(tag)
             if found is not None:
                 outcome, message = word, found.get("message") or (found.text or "").strip()
+                cause = error_cause(found.text or "") if word == "error" else ""
+                if cause and cause not in message:  # "collection failure": say what failed
+                    message = f"{cause} ({message})"
                 break
         counted = "errors" if outcome == "error" else outcome
         counts.total += 1
@@ -425,10 +439,10 @@ def parse_junit(xml_text: str, device: str) -> tuple[TestCounts, list[TestOutcom
 def read_test_cell(cell: Cell, output: LegOutput, device: str, keyword: str | None) -> None:
     code = output.returncode
     if output.junit_xml is None:
-        tail = last_line(output.output)
-        cell.detail = f"pytest wrote no JUnit report (exit {code})" + (
-            f": {tail[:200]}" if tail else ""
-        )
+        cause = error_cause(output.output)
+        cell.detail = (
+            f"{cause} " if cause else ""
+        ) + f"(pytest wrote no JUnit report, exit {code})"
         return
     try:
         counts, tests = parse_junit(output.junit_xml, device)
@@ -438,8 +452,10 @@ def read_test_cell(cell: Cell, output: LegOutput, device: str, keyword: str | No
     cell.counts, cell.tests = counts, tests
     bad = [t for t in tests if t.outcome in ("failed", "error")]
     if code in (2, 3, 4):
-        why = f": {bad[0].test_id}: {bad[0].message}" if bad else ""
-        cell.detail = f"pytest exit {code} ({PYTEST_EXITS[code]}){why}"
+        exit_text = f"pytest exit {code}, {PYTEST_EXITS[code]}"
+        cell.detail = (  # the cause first: a collection error's import, say
+            f"{bad[0].message} ({exit_text}: {bad[0].test_id})" if bad else exit_text
+        )
     elif bad:
         cell.status = "FAIL"
         cell.detail = f"{bad[0].test_id}: {bad[0].message}"
@@ -493,85 +509,8 @@ def gpu_ids(count: int, environ: dict[str, str] | None = None) -> list[str]:
 ProgressFn = Callable[[int, int, Cell], None]
 
 
-@dataclass
-class RunResult:
-    record: RunRecord
-    path: Path
-
-
 def file_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def run_matrix(
-    root: Path,
-    targets: Sequence[Target],
-    columns: Sequence[Column],
-    options: RunOptions,
-    *,
-    notes: Sequence[str] = (),
-    progress: ProgressFn | None = None,
-) -> RunResult:
-    """Run every leg, then write the record (atomically) and return it."""
-    from contribkit.git import facts as gitfacts
-
-    gitcmd.ensure_excluded(root)  # before anything is written under .contribkit/
-    before = gitfacts.tree_state(root)
-    run_id = new_record_id(before.head)
-    logs_dir = runs_dir(root) / run_id
-    logs_dir.mkdir(parents=True, exist_ok=True)
-    files = {relpath(t.path, root): file_digest(t.path) for t in targets}
-    planned = plan(root, targets, columns)
-    legs = [p for p in planned if isinstance(p, Leg)]
-    leg_runner = LegRunner(root, logs_dir, options)
-    ran = dispatch.execute(legs, leg_runner, options.jobs, progress)
-    ran_iter = iter(ran[i] for i in range(len(legs)))
-    cells = [next(ran_iter) if isinstance(p, Leg) else p for p in planned]
-    all_notes = list(notes)
-    for target in targets:
-        if target.kind == "pytest" and not any(c.file == relpath(target.path, root) for c in cells):
-            all_notes.append(
-                f"{relpath(target.path, root)} is a plain test file: it runs only in the cpu "
-                "column, which --devices leaves out"
-            )
-    for cell in cells:
-        cell.required = is_required(cell, options.require)
-    remote = [c.interpreter.host for c in columns if c.remote is not None and c.devices]
-    if options.sandbox.active and remote:
-        all_notes.append(f"the CUDA legs on {remote[0]} ran without a sandbox (remote host)")
-    for where, why in sorted(leg_runner.unconfined.items()):
-        if not where.startswith("ssh "):  # said above, as before
-            all_notes.append(f"legs on {where} ran without a sandbox ({why})")
-    after = gitfacts.tree_state(root)
-    dirty = before.dirty
-    if (after.head, after.diff_hash) != (before.head, before.diff_hash):
-        dirty = True
-        all_notes.append("the tree changed while the run was going; the record counts as dirty")
-    ok, reason = evaluate(cells, options.expect)
-    record = RunRecord(
-        id=run_id,
-        created=utc_now_iso(),
-        head=before.head,
-        branch=before.branch,
-        dirty=dirty,
-        diff_hash=before.diff_hash,
-        expect=options.expect,
-        devices=list(options.devices),
-        require=list(options.require),
-        interpreters=[c.interpreter for c in columns],
-        cells=cells,
-        files=files,
-        ok=ok,
-        reason=reason,
-        uncommitted=list(before.uncommitted[:200]),
-        notes=all_notes,
-        keyword=options.keyword,
-        contribkit_version=__version__,
-        sandbox=options.sandbox.kind,
-        sandbox_reason=options.sandbox.reason,
-    )
-    record = redacted(record)
-    return RunResult(record, write_record(root, record))
 
 
 def local_columns(

@@ -8,7 +8,7 @@ latest record back.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,6 +33,7 @@ class RunRequest:
     require: tuple[str, ...] = ()
     expect: str = "not-reproduced"
     keyword: str | None = None
+    oracle: str | None = None  # --oracle: the repros' --expect for this run
     cuda_host: str | None = None
     cuda_python: str | None = None
     junit_file: Path | None = None
@@ -46,6 +47,7 @@ class RunOutcome:
     root: Path
     path: Path  # the record's file
     record: RunRecord
+    hints: list[str] = field(default_factory=list)  # commands that fix what made cells ERROR
 
     @property
     def exit_code(self) -> int:
@@ -57,8 +59,8 @@ def run_session(request: RunRequest) -> RunOutcome:
     the tree moved on since)."""
     from contribkit.core.fsutil import atomic_write, check_writable
     from contribkit.core.workspace import resolve_python
-    from contribkit.run import runner
-    from contribkit.run.engine import make_engine
+    from contribkit.run import dispatch, runner
+    from contribkit.run.dispatch import make_engine
     from contribkit.run.probe import install_torch_hint
 
     ws = Workspace.load()
@@ -108,14 +110,43 @@ def run_session(request: RunRequest) -> RunOutcome:
                     f"{column.interpreter.path} cannot import torch: its cells will say so; "
                     + install_torch_hint(column.interpreter.path)
                 )
-        result = runner.run_matrix(
+        result = dispatch.run_matrix(
             root, targets, columns, run_options, notes=notes, progress=runner.progress_line
         )
     if request.junit_file is not None:
         from contribkit.run.record import to_junit
 
         atomic_write(request.junit_file, to_junit(result.record), force=True)
-    return RunOutcome(root, result.path, result.record)
+    hints = missing_module_hints(result.record, settings, root)
+    return RunOutcome(root, result.path, result.record, hints)
+
+
+def missing_module_hints(record: RunRecord, settings: Settings, root: Path) -> list[str]:
+    """For each local interpreter whose cells failed to import a test module (pytest, numpy,
+    expecttest, hypothesis), the one line that installs every one it lacks, as doctor prints it."""
+    from contribkit.core.cache import JsonCache, cache_root
+    from contribkit.run.testdeps import KNOWN, check_test_deps, missing_module
+
+    hints = []
+    for interp in record.interpreters:
+        named = {
+            missing_module(cell.detail)
+            for cell in record.cells
+            if cell.status == "ERROR" and cell.interpreter == interp.index
+        }
+        wanted = sorted(m for m in named if m in KNOWN)
+        if interp.host is not None or not wanted:
+            continue
+        deps = check_test_deps(
+            interp.path,
+            JsonCache(cache_root(settings), "probes"),
+            scrub=settings.names("scrub_env"),
+            also=wanted,
+            root=root,
+        )
+        if deps.missing:
+            hints.append(deps.fix)
+    return hints
 
 
 def options_for(request: RunRequest, settings: Settings) -> RunOptions:
@@ -130,14 +161,10 @@ def options_for(request: RunRequest, settings: Settings) -> RunOptions:
             f"--require {missing[0]} needs {missing[0]} in --devices",
             hint=f"add it: --devices {','.join([*device_list, *missing])}",
         )
-    from contribkit.core.cache import cache_root
-    from contribkit.core.sandbox import choose
+    from contribkit.core.sandbox import from_settings
+    from contribkit.repro.expect import check_expect
 
-    sandbox = choose(
-        settings.text("run.sandbox"),
-        network=request.allow_network,
-        cache=cache_root(settings) / "compile",
-    )
+    sandbox = from_settings(settings, network=request.allow_network)
     return runner.RunOptions(
         devices=device_list,
         require=required,
@@ -145,6 +172,7 @@ def options_for(request: RunRequest, settings: Settings) -> RunOptions:
         timeout=request.timeout or settings.number("run.timeout"),
         jobs=request.jobs or settings.integer("run.jobs") or runner.default_jobs(),
         keyword=request.keyword,
+        oracle=check_expect(request.oracle, "--oracle") if request.oracle else None,
         scrub=list(settings.names("scrub_env")),
         sandbox=sandbox,
     )

@@ -167,7 +167,7 @@ def _run_legs(matrix: _Matrix, on_leg: LegFn | None) -> tuple[list[Column], list
     import contextlib
 
     from contribkit.run import dispatch, runner
-    from contribkit.run.engine import make_engine
+    from contribkit.run.dispatch import make_engine
 
     m = matrix
     with contextlib.ExitStack() as stack:

@@ -392,9 +392,22 @@ def _print_ablation(result: DebugRun) -> None:
     from contribkit.cli.output import print_table
     from contribkit.debug.plan import BACKENDS
 
+    runs = result.runs
+    never_compiled = all(
+        r.report is not None and not r.report.get("compile_calls") and r.status != "CANNOT_RUN"
+        for r in runs
+    )  # (a repro that could not run here stopped before its code: it says nothing of compile)
+    if runs and never_compiled:
+        # The backends only replace torch.compile's: without a call, every run is the same run.
+        say(
+            f"the script never called torch.compile: the {len(runs)} backends ran the same"
+            " eager code, so one row stands for all (the ablation is for torch.compile issues;"
+            " try `contribkit debug --preset anomaly --run` or another preset)"
+        )
+        runs = runs[:1]
     rows = [
         (run.backend or "", run.status, str(run.exit_code), _short(_failure_detail(run), 90))
-        for run in result.runs
+        for run in runs
     ]
     print_table(
         ["backend", "result", "exit", "detail"],
@@ -402,7 +415,10 @@ def _print_ablation(result: DebugRun) -> None:
         title="Ablation: every torch.compile call forced to each backend",
     )
     first = result.first_failure
-    if first and first.backend:
+    if first and len(runs) < len(result.runs):
+        say("\nit fails without torch.compile: the cause is in eager PyTorch or the script")
+        say(f"its log: {first.log}")
+    elif first and first.backend:
         say(f"\nfirst failure: {first.backend} -> points at {BACKENDS[first.backend]}")
         say(f"its log: {first.log}")
     else:

@@ -142,7 +142,7 @@ def pr(
     \b
     Examples:
       contribkit pr                          # the body on stdout, title and label on stderr
-      contribkit pr -o body.md && gh pr create --title "$(contribkit pr --json | jq -r .title)" --body-file body.md
+      contribkit pr -o .contribkit/pr-body.md && gh pr create --title "$(contribkit pr --json | jq -r .title)" --body-file .contribkit/pr-body.md
       contribkit pr --title-style conventional --ai-assisted "Claude drafted the test; I rewrote the kernel change."
       contribkit pr --check body.md --title "[nn] Fix relu for negative zero"
     """
@@ -173,6 +173,11 @@ def pr(
     written = None
     if output not in (None, "-"):
         written = Path(output)
+        if written.resolve().is_relative_to((root / ".contribkit").resolve()):
+            from contribkit.git.cmd import ensure_excluded
+
+            ensure_excluded(root)  # .contribkit/ stays out of git before anything is in it
+            written.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(written, result.body, force=force)
     if as_json:
         print_json({**result.as_dict(), "written": str(written) if written else None})

@@ -11,6 +11,7 @@ from contribkit.cli import options
 from contribkit.cli.output import say
 from contribkit.core.errors import warn
 from contribkit.core.termsafe import clean
+from contribkit.repro.expect import describe
 
 if TYPE_CHECKING:
     from contribkit.repro.make import ReproResult
@@ -23,6 +24,12 @@ if TYPE_CHECKING:
     "from_file",
     metavar="PATH",
     help="Read a saved issue: a markdown body or GitHub issue JSON ('-' for stdin).",
+)
+@click.option(
+    "--number",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="With --from-file: the issue's number, where the file holds none (a markdown body).",
 )
 @click.option("--example", is_flag=True, help="Use the bundled example issue (offline).")
 @click.option(
@@ -54,6 +61,14 @@ if TYPE_CHECKING:
     metavar="SECONDS",
     help="The script's time limit: past it, it says CANNOT_RUN (0: no limit).",
 )
+@click.option(
+    "--expect",
+    metavar="ORACLE",
+    help="The oracle that decides the verdict: error[:TEXT], no-error, output:TEXT,"
+    " compile-vs-eager, device-vs-cpu, recompiles[:N], graph-breaks[:N], determinism, crash"
+    " (auto: the ones inferred from the issue). On a folder already written, only the oracle"
+    " changes.",
+)
 @options.force
 @options.dry_run
 @options.repo
@@ -64,6 +79,7 @@ if TYPE_CHECKING:
 def repro(
     issue: str | None,
     from_file: str | None,
+    number: int | None,
     example: bool,
     token: str | None,
     offline: bool,
@@ -71,6 +87,7 @@ def repro(
     output: Path | None,
     to_stdout: bool,
     timeout: float,
+    expect: str | None,
     force: bool,
     dry_run: bool,
     repo: str | None,
@@ -88,8 +105,10 @@ def repro(
     Examples:
       contribkit repro 170398
       contribkit repro pytorch/pytorch#170398 --dry-run
+      contribkit repro --from-file saved-issue.md --number 170398
       contribkit repro --from-file saved-issue.md -o /tmp/repro
       contribkit repro --example --stdout
+      contribkit repro 170398 --expect 'error:index out of range'   # only the oracle changes
     """
     from contribkit.cli.output import print_json
     from contribkit.repro.make import ReproRequest, make_repro
@@ -98,6 +117,7 @@ def repro(
         ReproRequest(
             issue=issue,
             from_file=from_file,
+            number=number,
             example=example,
             token=token,
             offline=offline,
@@ -110,6 +130,7 @@ def repro(
             github_url=github_url,
             github_timeout=github_timeout,
             timeout=timeout,
+            expect=expect,
         )
     )
     if result.actions is None:  # --stdout
@@ -120,8 +141,20 @@ def repro(
     if as_json:
         print_json(result.as_dict())
         return 0
-    print_summary(result)
+    if result.oracle_only:
+        print_oracle_change(result)
+    else:
+        print_summary(result)
     return 0
+
+
+def print_oracle_change(result: ReproResult) -> None:
+    summary = result.plan.summary
+    verb = "would set" if result.dry_run else "set"
+    click.echo(f"{verb} the oracle of {result.shown}/ ({summary.issue}); the code is unchanged")
+    click.echo(f"was:        {clean(result.oracle_was or 'auto', single_line=True)}")
+    click.echo(f"oracle:     {clean(describe(summary.expect), single_line=True)}")
+    click.echo(f"next:       {result.next_command}")
 
 
 def print_summary(result: ReproResult) -> None:
@@ -139,9 +172,11 @@ def print_summary(result: ReproResult) -> None:
     say(f"code:       {summary.code_lines} line(s) from {summary.code_source or '(none)'}")
     for edit in summary.edits:
         say(f"edit:       {edit}")
+    if summary.expect:
+        say(f"oracle:     {clean(describe(summary.expect), single_line=True)}")
     for name, why in zip(summary.oracles, summary.oracles_why, strict=False):
         say(f"oracle:     {name}: {why}")
-    if not summary.oracles:
+    if not summary.oracles and not summary.expect:
         say("oracle:     none: the verdict stays CANNOT_RUN until the issue gives one")
     for item in summary.to_add:
         say(f"to add:     {item}")

@@ -68,6 +68,13 @@ and 1 when every cell was skipped or not available (nothing was checked).
     show_default=True,
     help="What a green repro cell shows: 'reproduced' confirms a repro fails before the fix.",
 )
+@click.option(
+    "--oracle",
+    metavar="ORACLE",
+    help="Repros decide by this oracle instead of the one they store (their --expect):"
+    " error[:TEXT], no-error, output:TEXT, compile-vs-eager, device-vs-cpu, recompiles[:N],"
+    " graph-breaks[:N], determinism, crash, or auto. --expect stays the gate.",
+)
 @click.option("-k", "keyword", metavar="EXPR", help="Only tests matching EXPR (pytest -k).")
 @click.option(
     "--cuda-host",
@@ -111,6 +118,7 @@ def run(
     jobs: int | None,
     require: tuple[str, ...],
     expect: str,
+    oracle: str | None,
     keyword: str | None,
     cuda_host: str | None,
     cuda_python: str | None,
@@ -137,6 +145,7 @@ def run(
     \b
     Examples:
       contribkit run repros/issue-170398 --expect reproduced   # before the fix
+      contribkit run repros/issue-170398 --oracle compile-vs-eager --expect reproduced
       contribkit run                                           # after it
       contribkit run test/test_nn.py -k test_relu --require cuda --cuda-host gpu-box
       contribkit run --python ~/nightly/bin/python --python ~/build/bin/python -j 2
@@ -154,6 +163,7 @@ def run(
             jobs=jobs,
             require=require,
             expect=expect,
+            oracle=oracle,
             keyword=keyword,
             cuda_host=cuda_host,
             cuda_python=cuda_python,
@@ -164,12 +174,14 @@ def run(
         )
     )
     show(outcome.root, outcome.path, outcome.record, per_test, as_json)
+    for hint in outcome.hints:
+        click.echo(f"hint: {hint}", err=as_json)
     return outcome.exit_code
 
 
 def show(root: Path, path: Path, record: RunRecord, per_test: bool, as_json: bool) -> None:
     from contribkit.cli.output import print_json, print_table
-    from contribkit.run.record import failure_lines, matrix_rows
+    from contribkit.run.record import failure_lines, matrix_rows, verdict_lines
     from contribkit.run.runner import relpath
 
     shown_path = relpath(path, root)
@@ -181,9 +193,13 @@ def show(root: Path, path: Path, record: RunRecord, per_test: bool, as_json: boo
     if len(record.interpreters) > 1 or record.interpreters[0].host:
         for interp in record.interpreters:
             say(f"[{interp.index}] {interp.label}")
+    if record.oracle:
+        say(f"oracle: {clean(record.oracle, single_line=True)} (--oracle, not the repros' own)")
     for note in record.notes:
         say(f"note: {clean(note, single_line=True)}")
-    for line in failure_lines(record):
+    from contribkit.cli.app import verbose
+
+    for line in failure_lines(record, width=0 if verbose() else 100):  # -v: whole details
         say(clean(line, single_line=True))  # details are the child's: no escapes
     counts: dict[str, int] = {}
     for cell in record.cells:
@@ -193,4 +209,6 @@ def show(root: Path, path: Path, record: RunRecord, per_test: bool, as_json: boo
     say(f"{len(record.cells)} cells ({summary}), {total:.1f}s of legs")
     say(f"record: {shown_path}")
     verdict = ("ok: " if record.ok else "failed: ") + " ".join(record.reason.split())
-    say(verdict if len(verdict) <= 100 else verdict[:99] + "…")
+    say(verdict if len(verdict) <= 100 or verbose() else verdict[:99] + "…")
+    for line in verdict_lines(record):
+        say(clean(line, single_line=True))

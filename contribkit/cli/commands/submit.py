@@ -15,6 +15,10 @@ from contribkit.cli import options
 from contribkit.cli.output import say
 from contribkit.core.errors import CheckFailed, warn
 
+# Where a hint has `pr` write the body to edit: under .contribkit/, which git ignores (a body in
+# the tree would make the next submit refuse a dirty tree).
+BODY_FILE = ".contribkit/pr-body.md"
+
 if TYPE_CHECKING:
     from contribkit.pr.submit import Push, Submission
 
@@ -126,7 +130,8 @@ def submit(
     \b
     Examples:
       contribkit submit --dry-run
-      contribkit pr -o body.md && $EDITOR body.md && contribkit submit --body-file body.md
+      contribkit pr -o .contribkit/pr-body.md --force && $EDITOR .contribkit/pr-body.md
+      contribkit submit --body-file .contribkit/pr-body.md
       contribkit submit --draft --push --label "module: nn" --reviewer albanD
     """
     from contribkit.cli.output import print_json
@@ -199,7 +204,7 @@ def refuse_body(plan: Submission) -> None:
     count = len(plan.violations)
     raise CheckFailed(
         f"the PR title or body breaks {count} PR rule{'s' if count > 1 else ''} (above)",
-        hint="contribkit pr -o body.md, fix it, then: contribkit submit --body-file body.md",
+        hint=f"contribkit pr -o {BODY_FILE} --force, fix it there, then: contribkit submit --body-file {BODY_FILE}",
     )
 
 
