@@ -98,13 +98,29 @@ class Limits:
         prlimit = _prlimit()
         if prlimit is None:
             return []
-        args = [prlimit, f"--fsize={self.file_size_mb * 1024 * 1024}"]
+        args = [
+            prlimit,
+            f"--fsize={_within(_hard('RLIMIT_FSIZE'), self.file_size_mb * 1024 * 1024)}",
+        ]
         memory = self.memory_bytes()
         if memory and not gpu:
-            args.append(f"--as={memory}")
+            args.append(f"--as={_within(_hard('RLIMIT_AS'), memory)}")
         if namespace and self.processes > 0:
-            args.append(f"--nproc={self.processes}")
+            args.append(f"--nproc={_within(_hard('RLIMIT_NPROC'), self.processes)}")
         return [*args, "--"]
+
+
+def _within(hard: int | None, wanted: int) -> int:
+    """``wanted``, or the hard limit contribkit itself runs under when that is lower: a leg gets
+    no more than its parent has (``prlimit`` cannot raise a hard limit without privilege)."""
+    return wanted if hard is None else min(hard, wanted)
+
+
+def _hard(which: str) -> int | None:
+    import resource
+
+    _, hard = resource.getrlimit(getattr(resource, which))
+    return None if hard == resource.RLIM_INFINITY else int(hard)
 
 
 @functools.lru_cache(maxsize=1)
