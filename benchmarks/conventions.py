@@ -10,10 +10,10 @@
 Then the rules that fired, with counts. The default profile must block none of them: every
 title and body here was accepted upstream.
 
-    python benchmarks/conventions.py [SAMPLE_DIR] [--titles FILE] [--bodies DIR] [--strict]
+    python benchmarks/conventions.py SAMPLE_DIR [--titles FILE] [--bodies DIR] [--strict]
 
-SAMPLE_DIR defaults to ../shared/conventions-sample/ (relative to the repository root), which
-holds merged-titles.json and pr-bodies/.
+SAMPLE_DIR is a folder (of your own, outside the repository) that holds merged-titles.json and
+pr-bodies/.
 """
 
 from __future__ import annotations
@@ -32,8 +32,6 @@ sys.path.insert(0, str(ROOT))
 
 from contribkit.conventions.commitmsg import check_message  # noqa: E402
 from contribkit.core.config import load_settings  # noqa: E402
-
-DEFAULT_SAMPLE = ROOT.parent / "shared" / "conventions-sample"
 
 
 def check_titles(path: Path, strict: bool) -> tuple[int, int, int, collections.Counter[str]]:
@@ -90,7 +88,7 @@ def check_bodies(folder: Path, strict: bool) -> tuple[list[str], int, collection
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("sample", nargs="?", type=Path, default=DEFAULT_SAMPLE)
+    parser.add_argument("sample", type=Path, help="a folder with merged-titles.json and pr-bodies/")
     parser.add_argument("--titles", type=Path, help="default: SAMPLE/merged-titles.json")
     parser.add_argument("--bodies", type=Path, help="default: SAMPLE/pr-bodies")
     parser.add_argument("--strict", action="store_true", help="as with hooks.strict = true")

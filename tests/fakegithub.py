@@ -5,6 +5,7 @@ PyGithub is pointed at it with ``base_url``; the code under test takes its produ
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -41,12 +42,14 @@ class Failure:
 
 @dataclass
 class Raw:
-    """A reply sent as given: ``body`` bytes, or a drip of them (one byte every ``drip`` s)."""
+    """A reply sent as given: ``body`` bytes, or a drip of them (one byte every ``drip`` s);
+    ``length=False``: no Content-Length, the body ends when the connection closes."""
 
     status: int
     body: bytes
     headers: dict[str, str] = field(default_factory=dict)
     drip: float = 0.0
+    length: bool = True
 
 
 class FakeGitHub:
@@ -174,10 +177,12 @@ class FakeGitHub:
         status: int = 200,
         headers: dict[str, str] | None = None,
         drip: float = 0.0,
+        length: bool = True,
     ) -> None:
         """Answer matching paths with ``body`` as is (malformed JSON), or one byte every ``drip``
-        seconds after the headers (a reply that never trips a read timeout)."""
-        self.raw.append((re.compile(path_regex), Raw(status, body, headers or {}, drip)))
+        seconds after the headers (a reply that never trips a read timeout); ``length=False``
+        sends no Content-Length (the reply runs until the connection closes)."""
+        self.raw.append((re.compile(path_regex), Raw(status, body, headers or {}, drip, length)))
 
     def drip(self, path_regex: str, interval: float = 1.0) -> None:
         """A valid-looking JSON reply that arrives one byte every ``interval`` seconds."""
@@ -224,12 +229,16 @@ class FakeGitHub:
             def _send_raw(self, raw: Raw) -> None:
                 self.send_response(raw.status)
                 self.send_header("Content-Type", "application/json; charset=utf-8")
-                self.send_header("Content-Length", str(len(raw.body)))
+                if raw.length:
+                    self.send_header("Content-Length", str(len(raw.body)))
+                else:
+                    self.close_connection = True
                 for name, value in raw.headers.items():
                     self.send_header(name, value)
                 self.end_headers()
                 if not raw.drip:
-                    self.wfile.write(raw.body)
+                    with contextlib.suppress(OSError):  # the client refused the reply
+                        self.wfile.write(raw.body)
                     return
                 self.wfile.flush()
                 try:

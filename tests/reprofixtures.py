@@ -55,6 +55,8 @@ CRASH_CODE = (
     'rows = buggy_ops.pick_rows(x, torch.tensor([2, 0], device="cuda"))\n'
     "print(rows)\n"
 )
+# The same crash, written for no device in particular: the bug shows wherever the code runs.
+ANY_DEVICE_CRASH_CODE = CRASH_CODE.replace(', device="cuda"', "")
 CRASH_SIGNATURE = Signature(
     "RuntimeError",
     normalise_message(
@@ -104,7 +106,7 @@ def make_repro(
     number: int | None,
     code: str,
     signature: Signature | None = None,
-    title: str = "pick_rows crashes on CUDA",
+    title: str = "pick_rows rejects rows in range",  # names no device: the bug is on any
     labels: list[str] | None = None,
 ) -> Path:
     issue = Issue(

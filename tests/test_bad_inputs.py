@@ -30,7 +30,7 @@ def program(terms: int) -> str:
     ("content", "needle"),
     [
         ("[" * 100_000 + "]" * 100_000, "invalid JSON (nested too deeply)"),
-        ('{"body": "' + "x" * 10 + '", "number": "\u00b2"}', "'number' must be a number"),
+        ('{"body": "' + "x" * 10 + '", "number": "\u00b2"}', "'number' must be an issue number"),
         (json.dumps({"title": "t", "body": program(3000)}), "nested too deeply for Python"),
         ("[]", "a JSON list, not an object"),
     ],

@@ -38,6 +38,8 @@ print("HEAVY=" + ",".join(heavy), file=sys.stderr)
         ["demo", "--help"],
         ["op", "--help"],
         ["gaps", "--help"],
+        ["bisect", "--help"],
+        ["triage", "--help"],
     ],
 )
 def test_startup_imports_nothing_heavy(argv: list[str]) -> None:

@@ -156,6 +156,28 @@ def test_an_untrusted_repo_config_chooses_no_executable(tmp_path: Path) -> None:
     assert load_settings({}, root, {}).optional_text("python") is None
 
 
+def test_an_untrusted_repo_config_sends_no_leg_anywhere(tmp_path: Path) -> None:
+    """A branch's own file may not pick the engine, the cluster or the shared folder."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    config = root / ".contribkit.toml"
+    config.write_text(
+        '[run]\nengine = "ray"\n[ray]\naddress = "ray://evil:10001"\nnum_cpus = 1\n'
+        '[slurm]\npartition = "theirs"\nfolder = "/tmp/theirs"\ncluster = "slurm"\n'
+    )
+    s = load_settings({}, root, {})
+    assert s.text("run.engine") == "local"
+    assert s.optional_text("ray.address") is None
+    assert s.optional_text("slurm.partition") is None
+    assert s.optional_text("slurm.folder") is None
+    assert s.text("slurm.cluster") == "auto"
+    assert s.integer("ray.num_cpus") == 1  # the size of a local cluster sends nothing anywhere
+    assert len([w for w in s.warnings if "ignored: it is not trusted" in w]) == 5
+    trust.trust(config)
+    s = load_settings({}, root, {})
+    assert s.text("run.engine") == "ray" and s.optional_text("ray.address") == "ray://evil:10001"
+
+
 def test_the_users_own_config_needs_no_trust(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -173,6 +195,13 @@ def test_the_users_own_config_needs_no_trust(
         ("run.cuda_host", True),
         ("run.cuda_python", True),
         ("build.command", True),
+        ("run.engine", True),
+        ("ray.address", True),
+        ("slurm.partition", True),
+        ("slurm.folder", True),
+        ("slurm.cluster", True),
+        ("ray.num_cpus", False),
+        ("slurm.max_parallel", False),
         ("base_branch", False),
         ("http_timeout", False),
         ("hooks.scratch_patterns", False),

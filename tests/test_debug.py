@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -539,3 +540,22 @@ def test_run_gives_a_repro_a_device_that_is_here(
         "debug", "-p", "graph-breaks", "-s", str(target), "--run", "--", "--device", "cuda"
     )
     assert "the repro runs with" not in proc.stderr
+
+
+@pytest.mark.slow
+def test_ablation_of_a_script_without_torch_compile_says_so(
+    run_cli: RunCli, cache: Path, tmp_path: Path
+) -> None:
+    target = write(
+        tmp_path / "plain.py", "import torch\n\ntorch.zeros(2, dtype=torch.long).add_(0.5)\n"
+    )
+    proc = run_cli("debug", "-p", "ablation", "-s", str(target), "--run")
+    assert proc.returncode == 1, proc.stderr
+    assert "the script never called torch.compile: the 4 backends ran the same" in proc.stdout
+    rows = [line for line in proc.stdout.splitlines() if line.split()[:1] == ["eager"]]
+    assert len(rows) == 1 and not re.search(r"^(aot_eager|inductor)\b", proc.stdout, re.M)
+    assert "it fails without torch.compile" in proc.stdout
+    as_json = json.loads(
+        run_cli("debug", "-p", "ablation", "-s", str(target), "--run", "--json", "--force").stdout
+    )
+    assert [r["compile_calls"] for r in as_json["ablation"]] == [0, 0, 0, 0]  # JSON keeps all

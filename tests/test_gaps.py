@@ -14,6 +14,21 @@ from tests.conftest import RunCli, commit_files
 MODULE = '''\
 """A fixture module."""
 
+import enum
+
+
+class Colour(enum.Enum):  # enums are constants, not callables to document: left out
+    RED = 1
+
+
+class _Scaling:  # the shape of pybind11's py::enum_ (F.ScalingType): no Enum subclass
+    def __init__(self, value):
+        self.value = value
+
+
+_Scaling.__members__ = {"TensorWise": _Scaling(0), "RowWise": _Scaling(1)}
+Scaling = _Scaling
+
 
 def documented(a, b=1, *, out=None):
     """Add things.
@@ -152,6 +167,38 @@ def test_unimportable_module_is_bad_input(
     assert "cannot import 'no_such_module_here'" in proc.stderr and "hint:" in proc.stderr
 
 
+def test_the_probe_answer_is_cached_until_an_input_changes(
+    run_cli: RunCli, tmp_path: Path, bare_python: str
+) -> None:
+    """The module logs each import beside itself: a cached answer imports nothing; an edit to
+    the module's file, or --refresh, probes again."""
+    module = tmp_path / "counted.py"
+    log = tmp_path / "imports.log"
+    body = (
+        "import pathlib\n"
+        "with open(pathlib.Path(__file__).with_name('imports.log'), 'a') as f:\n"
+        "    f.write('x')\n\n\n"
+        "def visible(a):\n    return a\n"
+    )
+    module.write_text(body)
+    env = {"CONTRIBKIT_CACHE_DIR": str(tmp_path / "cache")}
+
+    def names() -> list[str]:
+        proc = run_cli("gaps", str(module), "--python", bare_python, "--json", env=env)
+        assert proc.returncode == 0, proc.stderr
+        return [g["name"] for g in json.loads(proc.stdout)["gaps"]]
+
+    assert names() == ["visible"] and log.read_text() == "x"
+    assert names() == ["visible"] and log.read_text() == "x"  # answered from the cache
+    module.write_text(body + "\n\ndef added(b):\n    return b\n")
+    assert sorted(names()) == ["added", "visible"] and log.read_text() == "xx"
+    refreshed = run_cli(
+        "gaps", str(module), "--python", bare_python, "--refresh", "--json", env=env
+    )
+    assert refreshed.returncode == 0, refreshed.stderr
+    assert log.read_text() == "xxx"
+
+
 @pytest.mark.slow
 def test_real_torch_nn_functional(run_cli: RunCli, tmp_path: Path) -> None:
     proc = run_cli("gaps", "torch.nn.functional", "--json", cwd=tmp_path)
@@ -162,6 +209,7 @@ def test_real_torch_nn_functional(run_cli: RunCli, tmp_path: Path) -> None:
     assert any("only OpInfo" in note for note in doc["notes"])
     rows = {g["name"]: g for g in doc["gaps"]}
     assert {"relu", "conv2d", "gelu"} <= set(rows)  # Python functions and add_docstr builtins
+    assert not {"ScalingType", "SwizzleType"} & set(rows)  # pybind11 enums are enums
     assert "nn.functional.conv2d" in rows["conv2d"]["opinfo"]
     assert rows["conv2d"]["docstring"] in ("ok", "incomplete")  # its Args: section is read
     assert all(set(g) == GAP_KEYS for g in doc["gaps"])

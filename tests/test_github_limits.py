@@ -142,7 +142,7 @@ def test_401_without_a_token_says_to_log_in(fake_github: FakeGitHub) -> None:
         (b"[1, 2, 3]", "no issue data"),
         (b'{"number": 8, "title": ["x"], "body": "b"}', "'title' must be a string"),
         (b'{"number": 8, "title": "t", "body": 5}', "'body' must be a string"),
-        (b'{"number": "\xc2\xb2", "title": "t", "body": ""}', "'number' must be a number"),
+        (b'{"number": "\xc2\xb2", "title": "t", "body": ""}', "'number' must be an issue number"),
         (b'{"title": "t", "body": "b", "comments": "many"}', "'comments' must be a list"),
         (b"<html>a proxy's login page</html>", "no 'body' key"),
     ],

@@ -34,6 +34,8 @@ STAGE_COMMANDS = {
     "github": ["repro", "pr", "submit"],
     "ops": ["op"],
     "gaps": ["gaps"],
+    "bisect": ["bisect"],
+    "triage": ["triage"],
 }
 OTHER_PROGRAMS = {"git", "gh", "pip", "python", "python3", "pytest", "ssh", "lintrunner", "ghstack"}
 SEPARATORS = re.compile(r"[,;()`]| or | then |: ")

@@ -13,6 +13,7 @@ import pytest
 
 from contribkit.conventions import commitmsg
 from contribkit.conventions.commitmsg import check_message, clean_message, imperative_of
+from contribkit.core.trust import trust
 from contribkit.hooks.commit_msg import main
 from tests.branchcases import BRANCH_ISSUES
 from tests.conftest import git
@@ -311,6 +312,7 @@ def test_rules_are_tuned_and_switched_off_in_contribkit_toml(
     (fork_repo / ".contribkit.toml").write_text(
         '[hooks]\ndisable = ["title-trailing-period"]\ntitle_max_length = 40\nstrict = true\n'
     )
+    trust(fork_repo / ".contribkit.toml")  # a repository's file switches rules off once trusted
     code, out = run(capsys, path)
     assert code == 1 and rule_ids(out) == ["CK101", "CK105"]
     assert "limit 40" in out

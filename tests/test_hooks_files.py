@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from contribkit.conventions.globs import matches_ignore_pattern
+from contribkit.core.trust import trust
 from contribkit.hooks import no_debug_leftovers, no_scratch_files, test_conventions
 
 SOURCES = Path(__file__).parent / "fixtures" / "sources"
@@ -170,6 +171,7 @@ def test_scratch_settings(capsys: pytest.CaptureFixture[str], fork_repo: Path) -
     (fork_repo / ".contribkit.toml").write_text(
         'repros_dir = "my-repros"\n[hooks]\nscratch_patterns = ["notes/"]\nmax_file_kb = 1\n'
     )
+    trust(fork_repo / ".contribkit.toml")  # a repository's file moves repros once trusted
     for rel in ("my-repros/r.py", "notes/a.md", "torch/two_kb.py"):
         (fork_repo / rel).parent.mkdir(parents=True, exist_ok=True)
         (fork_repo / rel).write_text("x" * 2048)

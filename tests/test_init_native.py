@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from contribkit.conventions.hooklist import HOOK_RUNS
+from contribkit.core.trust import trust
 from contribkit.hooks.stage import file_tags, files_for, stage_hooks
 from tests.conftest import RunCli, git
 
@@ -202,6 +203,7 @@ def test_skip_and_hooks_disable_switch_off_whole_hooks(initialised: Path) -> Non
     (fork / ".contribkit.toml").write_text(
         '[hooks]\ndisable = ["contribkit-no-debug-leftovers", "CK105"]\n'
     )
+    trust(fork / ".contribkit.toml")  # a repository's file switches hooks off once trusted
     proc = try_git(fork, "commit", "-m", "Fixed relu.")
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out

@@ -248,7 +248,7 @@ def test_unprocessable_answer_is_a_failed_check(fake_github: FakeGitHub) -> None
     [
         ("[]", "a JSON list, not an object"),
         ('"str"', "a JSON str, not an object"),
-        ('{"number": "abc", "body": "x"}', "'number' must be a number"),
+        ('{"number": "abc", "body": "x"}', "'number' must be an issue number"),
         ('{"title": 1, "body": "x"}', "'title' must be a string"),
         ('{"body": ["x"]}', "'body' must be a string"),
         ('{"title": "t"}', "no 'body' key"),

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from contribkit.core.trust import trust
 from contribkit.git import facts as gitfacts
 from contribkit.git.cmd import ensure_excluded
 from contribkit.git.facts import Commit
@@ -567,7 +568,7 @@ def test_check_reports_in_the_hooks_style(run_cli: Run, fork: Path, tmp_path: Pa
         "record for HEAD",
         "    hint: drop the Performance section, or record a benchmark in .contribkit/bench/",
         "contribkit pr --check: 2 errors, 2 warnings.",
-        'To switch a rule off: hooks.disable = ["CKP01"] in .contribkit.toml',
+        'To switch a rule off: hooks.disable = ["CKP01"] in .contribkit.toml, then contribkit config --trust',
     ]
     off = run_cli(
         "pr", "--check", "-", "--disable", "CKP01,performance-without-bench", cwd=fork, input=bad
@@ -577,6 +578,7 @@ def test_check_reports_in_the_hooks_style(run_cli: Run, fork: Path, tmp_path: Pa
         "CKP03",
     ]
     (fork / ".contribkit.toml").write_text('[hooks]\ndisable = ["CKP02", "CKP03"]\n')
+    trust(fork / ".contribkit.toml")  # a repository's file switches rules off once trusted
     assert (
         run_cli("pr", "--check", "-", "--disable", "CKP01,CKP04", cwd=fork, input=bad).returncode
         == 0

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -9,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from contribkit.core.proc import is_secret, run_child, scrubbed_env
-from tests.runhelpers import alive
+from tests.runhelpers import alive, wait_dead
 
 
 def test_scrubbed_env_removes_documented_secrets() -> None:
@@ -85,3 +88,51 @@ def test_log_is_capped(tmp_path: Path) -> None:
     text = log.read_text()
     assert text.startswith("x" * 1000) and "log truncated at 1000 bytes" in text
     assert len(result.output.strip()) == 100000
+
+
+# Each child signals its parent as soon as it runs, so the signal lands wherever the parent is:
+# still inside Popen, registering the child, opening its log, starting the reader, or waiting.
+_SIGNAL_AT_START = """
+import os, sys, time
+from pathlib import Path
+from contribkit.core.proc import run_child, scrubbed_env
+folder = Path(sys.argv[1])
+for i in range(int(sys.argv[2])):
+    pidfile = folder / f"{i}.pid"
+    cmd = f"echo $$ > {pidfile}; kill -{sys.argv[3]} $PPID; exec sleep 300"
+    try:
+        run_child(["/bin/sh", "-c", cmd], env=scrubbed_env(), log_path=folder / f"{i}.log")
+        print("returned", i)
+    except BaseException as exc:
+        print(type(exc).__name__, i)
+"""
+
+
+@pytest.mark.parametrize("signame", ["INT", "TERM"])
+def test_a_signal_while_the_child_starts_still_kills_it(tmp_path: Path, signame: str) -> None:
+    """Ctrl-C or SIGTERM that comes before run_child reaches its wait (a loaded machine makes
+    that window long) must not leave the child running."""
+    runs = 20
+    script = (  # SIGTERM raises Terminated, as under the CLI (which does it once a process)
+        "import signal\n"
+        "from contribkit.core.errors import Terminated\n"
+        "def terminate(signum, frame):\n    raise Terminated(signum)\n"
+        "signal.signal(signal.SIGTERM, terminate)\n" + _SIGNAL_AT_START
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path), str(runs), signame],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    expected = "KeyboardInterrupt" if signame == "INT" else "Terminated"
+    assert proc.stdout.split() == [w for i in range(runs) for w in (expected, str(i))]
+    survivors = [
+        pid
+        for pid in (int((tmp_path / f"{i}.pid").read_text()) for i in range(runs))
+        if not wait_dead(pid, 5)
+    ]
+    for pid in survivors:
+        os.kill(pid, signal.SIGKILL)
+    assert survivors == []

@@ -276,14 +276,12 @@ def test_remote_timeout_is_enforced_on_the_host(
         """),
     )
     host = RemoteHost("gpu-box", python=gpu_host["python"])
-    out = host.run_leg(
-        script,
-        kind="repro",
-        device="cuda",
-        env={"CONTRIBKIT_DEVICE": "cuda"},
-        keyword=None,
-        timeout=2.0,
-        log_path=tmp_path / "leg.log",
+    out = host.run_files(
+        {"repro.py": script.read_bytes()},
+        ["repro.py", "--device", "cuda"],
+        {"CONTRIBKIT_DEVICE": "cuda"},
+        2.0,
+        tmp_path / "leg.log",
     )
     assert out.timed_out and out.returncode is None and out.error is None
     assert wait_dead(int(pidfile.read_text()))

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from contribkit.core.verdict import RUNTIME_FILE
 from tests.conftest import RunCli
 from tests.fakegithub import FakeGitHub
 
@@ -56,7 +57,12 @@ def test_fetch_write_and_run(run_cli: RunCli, fork_repo: Path, fake_github: Fake
     proc = run_cli("repro", "321", "--github-url", fake_github.url, cwd=fork_repo)
     assert proc.returncode == 0, proc.stderr
     out = fork_repo / "repros" / "issue-321"
-    assert {p.name for p in out.iterdir()} == {"repro.py", "issue.md", "meta.json"}
+    assert {p.name for p in out.iterdir()} == {
+        "repro.py",
+        "_contribkit_runtime.py",
+        "issue.md",
+        "meta.json",
+    }
     assert "signature:  RuntimeError: index_add_(): self (Long)" in proc.stdout
     assert "next:       contribkit run repros/issue-321" in proc.stdout
     assert "anonymous requests" in proc.stdout + proc.stderr  # the 60/hour warning
@@ -254,3 +260,15 @@ def test_unwritable_output_is_bad_input(
     run_cli: RunCli, tmp_path: Path, output: str, needle: str
 ) -> None:
     one_line_error(run_cli("repro", "--example", "-o", output, cwd=tmp_path), 2, needle)
+
+
+def test_repro_force_rewrites_both_files(run_cli: RunCli, fork_repo: Path) -> None:
+    assert run_cli("repro", "--example", cwd=fork_repo).returncode == 0
+    folder = fork_repo / "repros" / "issue-4242"
+    written = {name: (folder / name).read_text() for name in ("repro.py", RUNTIME_FILE)}
+    for name in written:
+        (folder / name).write_text("# edited\n")
+    refused = run_cli("repro", "--example", cwd=fork_repo)
+    assert refused.returncode == 2 and "--force" in refused.stderr
+    assert run_cli("repro", "--example", "--force", cwd=fork_repo).returncode == 0
+    assert {name: (folder / name).read_text() for name in written} == written

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from contribkit.core.render import write_outputs
+from contribkit.core.verdict import RUNTIME_FILE
 from contribkit.issue.model import Issue, ParsedIssue, ReporterEnv, Signature
 from contribkit.repro.plan import plan_repro
 
@@ -217,8 +221,11 @@ def test_json_verdict_and_exit_paths(tmp_path: Path) -> None:
     exits = "import sys\nimport torch\nsys.exit(3)\n"
     code, last, _ = run(generate(tmp_path / "b", exits, INDEX_ADD_SIG))
     assert code == 125 and "exited with 3" in last
-    clean = "import sys\nimport torch\nsys.exit(0)\n"
+    clean = "import sys\nimport torch\nsys.exit(0)\n"  # no operation of the issue's runs
     code, last, _ = run(generate(tmp_path / "c", clean, INDEX_ADD_SIG))
+    assert code == 125 and "no torch operation ran" in last
+    fixed = "import sys\nimport torch\nx = torch.zeros(2)\nx.index_add_(0, torch.tensor([1]), torch.ones(1))\nsys.exit(0)\n"
+    code, last, _ = run(generate(tmp_path / "d", fixed, INDEX_ADD_SIG))
     assert code == 0 and "NOT_REPRODUCED" in last
 
 
@@ -272,7 +279,7 @@ def test_template_syntax_in_issue_text_stays_literal(tmp_path: Path) -> None:
     )
     text = script.read_text()
     assert "{{ 7 * 7 }} {% for x in y %}" in text and "49" not in text.split("\n")[1]
-    assert 'Expected:  \\"\\"\\"; import os' in text
+    assert '#   Expected:  """; import os' in text  # a comment at the end: inert
 
 
 def test_issue_contrasting_cpu_and_cuda_is_not_rewritten(tmp_path: Path) -> None:
@@ -313,3 +320,58 @@ def test_aliased_torch_gets_a_working_check(tmp_path: Path) -> None:
     status, last, err = run(generate(tmp_path, code))
     assert status == 1, err
     assert last.startswith("contribkit-verdict: REPRODUCED [compare] check failed: "), last
+
+
+# -- the runtime beside repro.py ----------------------------------------------------------------
+def test_the_issues_code_comes_first_and_the_runtime_is_a_lint_clean_sibling(
+    tmp_path: Path,
+) -> None:
+    script = generate(tmp_path, INDEX_ADD, INDEX_ADD_SIG)
+    lines = script.read_text().splitlines()
+    start = lines.index("# ---- the issue's code (body) ----")
+    assert start < 60 and len(lines) < 120  # a 7-line issue reads as one, not 999 lines
+    assert "class Repro" not in script.read_text()
+    runtime = script.with_name(RUNTIME_FILE)
+    assert "class Repro" in runtime.read_text()
+    meta = json.loads(script.with_name("meta.json").read_text())
+    assert meta["runtime"] == {
+        "file": RUNTIME_FILE,
+        "sha256": hashlib.sha256(runtime.read_bytes()).hexdigest(),
+    }
+    # the repository's own lint rules, on the Python the runtime targets (3.9)
+    lint = ["--isolated", "--line-length", "100", "--target-version", "py39"]
+    check = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", *lint, "--select", "E,F,W,I,B,SIM", str(runtime)],
+        capture_output=True,
+        text=True,
+    )
+    assert check.returncode == 0, check.stdout
+    fmt = subprocess.run(
+        [sys.executable, "-m", "ruff", "format", "--check", *lint, str(runtime)],
+        capture_output=True,
+        text=True,
+    )
+    assert fmt.returncode == 0, fmt.stdout
+
+
+@pytest.mark.slow
+def test_the_folder_runs_anywhere_and_nothing_on_sys_path_shadows_its_runtime(
+    tmp_path: Path,
+) -> None:
+    script = generate(tmp_path / "made", INDEX_ADD, INDEX_ADD_SIG)
+    moved = tmp_path / "elsewhere" / "issue-123"
+    shutil.copytree(script.parent, moved)
+    # a checkout under `git bisect run` with a module of the runtime's name, first on sys.path
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    (checkout / RUNTIME_FILE).write_text("raise SystemExit('the wrong runtime')\n")
+    proc = subprocess.run(
+        [sys.executable, str(moved / "repro.py"), "--device", "cpu"],
+        cwd=checkout,
+        env={**os.environ, "PYTHONPATH": str(checkout)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines()[-1].startswith("contribkit-verdict: REPRODUCED [signature]")

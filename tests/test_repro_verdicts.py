@@ -268,9 +268,16 @@ def test_a_crash_is_judged_from_the_child_process(tmp_path: Path) -> None:
         """
     code, last = run(script_for(tmp_path / "a", issue(body)))
     assert code == 1 and last.endswith("REPRODUCED [crash] the process was killed by SIGSEGV")
-    fixed = body.replace("os.kill(os.getpid(), signal.SIGSEGV)", "raise RuntimeError('bad')")
+    # Raised by a torch operation: the code ran into torch and torch raised, no crash.
+    fixed = body.replace(
+        "os.kill(os.getpid(), signal.SIGSEGV)", "import torch; torch.ones(2).view(-3)"
+    )
     code, last = run(script_for(tmp_path / "b", issue(fixed)))
-    assert code == 0 and "NOT_REPRODUCED [crash] raises RuntimeError: bad" in last
+    assert code == 0 and "NOT_REPRODUCED [crash] raises RuntimeError" in last
+    # Raised by the snippet itself, no torch operation run: no evidence the crash is gone.
+    python = body.replace("os.kill(os.getpid(), signal.SIGSEGV)", "raise RuntimeError('bad')")
+    code, last = run(script_for(tmp_path / "c", issue(python)))
+    assert code == 125 and "did not run to its end" in last
 
 
 def test_a_crash_under_another_quantized_engine_reproduces(tmp_path: Path) -> None:
@@ -283,14 +290,14 @@ def test_a_crash_under_another_quantized_engine_reproduces(tmp_path: Path) -> No
         import torch
         if torch.backends.quantized.engine == "qnnpack":
             os.kill(os.getpid(), signal.SIGFPE)
-        raise RuntimeError("stride should be positive")
+        torch.nn.functional.conv1d(torch.ones(1, 1, 3), torch.ones(1, 1, 1), stride=0)
         '''
         """
     code, last = run(script_for(tmp_path / "a", issue(body)))
     assert code == 1 and "REPRODUCED [crash]" in last and "killed by SIGFPE" in last
     never = body.replace('== "qnnpack"', '== "no such engine"')
     code, last = run(script_for(tmp_path / "b", issue(never)))
-    assert code == 0 and "NOT_REPRODUCED [crash] raises RuntimeError" in last
+    assert code == 0 and "NOT_REPRODUCED [crash] raises RuntimeError: non-positive stride" in last
     assert "nor under the quantized engines" in last and "qnnpack" in last
 
 

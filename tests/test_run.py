@@ -135,7 +135,9 @@ def test_verdict_contract_is_enforced(ck: Ck, fork_repo: Path) -> None:
         fork_repo,
         "repros/cannot/repro.py",
         script("""\
-            import sys
+            import os, sys
+            if os.environ.get("CONTRIBKIT_REPRO_EVIDENCE") == "1":  # run asks for the evidence
+                print('contribkit-evidence: {"evidence": {"ops": {}}, "rule": "r"}')
             print("PREFIX CANNOT_RUN missing module: scipy")
             sys.exit(125)
         """),
@@ -144,13 +146,15 @@ def test_verdict_contract_is_enforced(ck: Ck, fork_repo: Path) -> None:
     assert code == 1
     got = cells(record)
     silent = got[("repros/silent/repro.py", "cpu", 1)]
-    assert silent["status"] == "ERROR" and "no verdict line (exit 0)" in silent["detail"]
+    assert silent["status"] == "ERROR" and "(no verdict line, exit 0)" in silent["detail"]
     assert "no verdict here" in silent["detail"]
     liar = got[("repros/liar/repro.py", "cpu", 1)]
     assert liar["status"] == "ERROR" and "verdict NOT_REPRODUCED but exit 3" in liar["detail"]
     cannot = got[("repros/cannot/repro.py", "cpu", 1)]
     assert cannot["status"] == "ERROR" and cannot["verdict"] == "CANNOT_RUN"
     assert cannot["detail"] == "CANNOT_RUN: missing module: scipy"
+    assert cannot["evidence"] == {"evidence": {"ops": {}}, "rule": "r"}
+    assert liar["evidence"] is None
 
 
 def test_parse_verdict_reads_only_the_last_line() -> None:

@@ -22,6 +22,7 @@ import pytest
 from contribkit.core import redact, sandbox
 from contribkit.core.errors import BadInput
 from contribkit.core.proc import is_secret, run_child, scrubbed_env
+from contribkit.target import reproconfine
 from contribkit.target.reprolib import VERDICT_PREFIX
 from tests.conftest import Ck, RunCli
 from tests.runhelpers import alive, cells, run_json, write
@@ -107,14 +108,28 @@ def test_modes(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[st
     assert capsys.readouterr().err.count("no sandbox: no bwrap in this test") == 1  # said once
 
 
-def test_credentials_are_never_bound_back(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_the_view_binds_no_home_no_secret_and_no_git(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The view is built from what a leg needs: a home folder, a folder above one and a secret
+    place are never bound; a bound tree's .git and the secret places inside it are hidden."""
     home = tmp_path / "home"
-    for rel in (".ssh", ".config/gh", "venv/lib", ".local/lib"):
+    for rel in (".ssh", ".config/gh", "venv/lib", "tree/.git", "tree/src", "tree/ghconf"):
         (home / rel).mkdir(parents=True)
     monkeypatch.setenv("HOME", str(home))
-    hidden = [str(tmp_path)]
-    wanted = [home, home / ".config", home / ".ssh", home / "venv", home / "venv/lib", "/usr/lib"]
-    assert sandbox.exposed_paths(map(str, wanted), hidden) == [str(home / "venv")]
+    wanted = [tmp_path, home, home / ".config", home / ".ssh", home / "venv", home / "venv/lib"]
+    environ = {"HOME": str(home), "GH_CONFIG_DIR": str(home / "tree/ghconf")}
+    args = reproconfine.view_args([*map(str, wanted)], str(home / "tree"), environ, [str(home)])
+    binds = [
+        args[i + 1] for i, a in enumerate(args) if a == "--ro-bind" and args[i + 1] != "/dev/null"
+    ]
+    hidden = [args[i + 1] for i, a in enumerate(args) if a == "--tmpfs"]
+    assert [b for b in binds if b.startswith(str(tmp_path))] == [
+        str(home / "tree"),
+        str(home / "venv"),
+    ]
+    assert hidden == [str(home / "tree/.git"), str(home / "tree/ghconf")]
+    assert "/usr" in binds and "/etc/ld.so.cache" in args and "/etc" not in binds
 
 
 # -- the attacks -------------------------------------------------------------------------------
@@ -276,9 +291,10 @@ def test_without_a_sandbox_the_token_is_still_redacted_everywhere(
     record = json.loads(proc.stdout)
     cell = cells(record)[("repros/attack/repro.py", "cpu", 1)]
     assert record["sandbox"] == "none" and cell["status"] == "NOT_REPRODUCED"
-    # Unconfined, the attack works: it read contribkit's environment and gh's login …
-    assert "proc-environ=" in cell["detail"] and "gh-hosts=" in cell["detail"]
-    assert "GH_TOKEN=***" in cell["detail"] and "netrc=" in cell["detail"]
+    # Unconfined, the attack works: it read gh's login and /proc's environments (where
+    # contribkit blanked the token's value: tests/test_attacks.py) …
+    assert "proc-environ=['GH_TOKEN=', " in cell["detail"] and "gh-hosts=" in cell["detail"]
+    assert "netrc=" in cell["detail"]
     body = ck("pr", "--offline", env=env).stdout
     shown = ck("run", "--last", env=env).stdout
     seen = everything_written(fork_repo, record, proc.stdout + proc.stderr + shown, body)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import subprocess
 import sys
 import textwrap
@@ -446,3 +448,24 @@ def test_a_ghstack_branch_passes_the_gate_then_is_left_to_ghstack(
     assert "hint: the run record is green and current: run `ghstack`" in proc.stderr
     body = json.loads(ck("pr", "--offline", "--json").stdout)
     assert any("run `ghstack`" in line for line in body["instructions"])
+
+
+def test_the_body_hint_followed_literally_leads_to_a_submit(ck: Ck, green: Path, gh: Path) -> None:
+    """A body that breaks a rule (a commit without prose leaves the why as a placeholder):
+    the hint's `pr -o FILE --force` writes where git does not look, the user fixes it there,
+    and the hint's `submit --body-file FILE` passes the gate (the tree is still clean)."""
+    git("commit", "-q", "--amend", "-m", "Fix clamp losing the sign of -0.0", cwd=green)
+    assert ck("run").returncode == 0
+    git("update-ref", f"refs/remotes/origin/{BRANCH}", "HEAD", cwd=green)
+    refusal = ck("submit", "--dry-run")
+    assert refusal.returncode == 1 and "CKP03" in refusal.stderr, refusal.stderr
+    hint = next(line for line in refusal.stderr.splitlines() if line.startswith("hint: contribkit"))
+    write_body, _, send = hint[len("hint: ") :].partition(", fix it there, then: ")
+    written = ck(*shlex.split(write_body)[1:])
+    assert written.returncode == 0, written.stderr
+    body_file = green / shlex.split(send)[-1]
+    placeholder = re.compile(r"<!-- contribkit:.*?-->", re.S)
+    body_file.write_text(placeholder.sub("Keep the sign bit.", body_file.read_text()))
+    assert git("status", "--porcelain", cwd=green) == ""
+    sent = ck(*shlex.split(send)[1:], "--dry-run")
+    assert sent.returncode == 0, sent.stderr

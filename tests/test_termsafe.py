@@ -70,7 +70,7 @@ def test_piped_summary_has_no_escape_and_no_forged_line(run_cli: RunCli, tmp_pat
     assert proc.returncode == 0, proc.stderr
     assert "\x1b" not in proc.stdout + proc.stderr and "\x9b" not in proc.stdout
     nexts = [ln for ln in proc.stdout.splitlines() if ln.startswith("next:")]
-    assert nexts == ["next:       contribkit run out"]
+    assert nexts == ["next:       python out/repro.py"]  # outside a git repository
     assert "for #66: Relu is wrong next:" in proc.stdout
 
 

@@ -116,13 +116,13 @@ def test_skeleton_is_well_formed_and_asserts(tmp_path: Path) -> None:
 def test_crash_repro_becomes_a_device_generic_regression_test(tmp_path: Path) -> None:
     folder = make_repro(tmp_path / "repros", 101, CRASH_CODE, CRASH_SIGNATURE)
     spec = repro_spec(read_repro(folder))
-    assert spec.name == "test_issue_101_pick_rows_crashes_on_cuda"
+    assert spec.name == "test_issue_101_pick_rows_rejects_rows_in_range"
     assert (spec.generic, spec.only, spec.area, spec.thing) == (True, None, "torch", "issue_101")
     text = new_file(spec, tmp_path)
     method = method_of(text, spec.name)
     assert [a.arg for a in method.args.args] == ["self", "device"]
     assert ast.get_docstring(method).startswith(  # type: ignore[union-attr]
-        "Regression test for pytorch/pytorch#101: pick_rows crashes on CUDA\n\n"
+        "Regression test for pytorch/pytorch#101: pick_rows rejects rows in range\n\n"
         "https://github.com/pytorch/pytorch/issues/101"
     )
     body = ast.unparse(method)
@@ -479,11 +479,11 @@ def test_into_a_plain_class_sets_the_device_itself(tmp_path: Path) -> None:
     plan = plan_into(lambda g: repro_spec(compiled, None, g), target, "t.py", "ReproTests", None)
     assert plan.summary["device_generic"] is False
     assert not any("reset dynamo" in note for note in plan.summary["notes"])
-    assert "    def test_issue_103_pick_rows_crashes_on_cuda(self):\n" in plan.after
+    assert "    def test_issue_103_pick_rows_rejects_rows_in_range(self):\n" in plan.after
     assert inserted_lines(DYNAMO_FILE, plan.after)[0] == "import buggy_ops\n"
 
     plain = plan_into(lambda g: repro_spec(cuda_only, None, g), target, "t.py", "PlainTests", None)
-    method = method_of(plain.after, "test_issue_104_pick_rows_crashes_on_cuda")
+    method = method_of(plain.after, "test_issue_104_pick_rows_rejects_rows_in_range")
     assert [ast.unparse(d) for d in method.decorator_list] == [
         "unittest.skipIf(not TEST_CUDA, 'requires CUDA')"
     ]

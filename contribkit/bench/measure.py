@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from contribkit.core.errors import BadInput
-from contribkit.core.sandbox import Confinement, Sandbox
+from contribkit.core.sandbox import Sandbox
 
 MARKER = "CONTRIBKIT_BENCH "
 BASELINE, CANDIDATE = "baseline", "candidate"
@@ -104,26 +104,26 @@ def worker_source() -> str:
 
 def run_block(side: Side, spec: BenchSpec, limits: Limits, source: str) -> Block:
     """One block of ``side``: every benchmark on every device, in a fresh process."""
-    from contribkit.core.proc import run_child, scrubbed_env
+    from contribkit.core.confine import leg_space, run_code
 
     inherited = os.environ.get("PYTHONPATH")
     path = os.pathsep.join([str(side.root), *([inherited] if inherited else [])])
-    env = scrubbed_env(
-        extra_patterns=limits.scrub,
-        overrides={"PYTHONPATH": path, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"},
-    )
+    env = {"PYTHONPATH": path, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"}
     readable = (side.root, *((spec.file.parent,) if spec.file else ()))
-    confine = Confinement(
-        limits.sandbox, python=side.python, readable=readable, gpu="cuda" in spec.devices
-    )
     try:
-        result = run_child(
-            [side.python, "-c", source, spec.payload()],
-            env=env,
-            cwd=side.root,
-            timeout=limits.timeout,
-            confine=confine,
-        )
+        with leg_space() as space:  # the one confinement of code from an issue or a test
+            result = run_code(
+                [side.python, "-c", source, spec.payload()],
+                space=space,
+                sandbox=limits.sandbox,
+                python=side.python,
+                readable=readable,
+                cwd=side.root,
+                env=env,
+                scrub=limits.scrub,
+                gpu="cuda" in spec.devices,
+                timeout=limits.timeout,
+            )
     except OSError as exc:
         raise BadInput(f"could not run {side.python}: {exc.strerror or exc}") from exc
     found = [ln for ln in result.output.splitlines() if ln.startswith(MARKER)]

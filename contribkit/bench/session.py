@@ -242,8 +242,7 @@ def run_bench(request: BenchRequest, progress: Progress | None = None) -> BenchO
     """Measure the request's benchmarks (and the baseline's), write the record, return it."""
     from contribkit.bench.measure import measure
     from contribkit.bench.record import write_bench_record
-    from contribkit.core.cache import cache_root
-    from contribkit.core.sandbox import choose
+    from contribkit.core.sandbox import from_settings
     from contribkit.core.workspace import Workspace, resolve_python
     from contribkit.git import facts as gitfacts
     from contribkit.git.cmd import ensure_excluded
@@ -262,7 +261,7 @@ def run_bench(request: BenchRequest, progress: Progress | None = None) -> BenchO
     python = resolve_python(request.python) if request.python else ws.python()
     settings = ws.settings
     limits = Limits(
-        sandbox=choose(settings.text("run.sandbox"), cache=cache_root(settings) / "compile"),
+        sandbox=from_settings(settings),
         scrub=tuple(settings.names("scrub_env")),
         timeout=settings.number("run.timeout"),
     )

@@ -17,6 +17,7 @@ import click
 
 from contribkit import __version__
 from contribkit.core.errors import ContribkitError, ExitCode, Terminated, print_error
+from contribkit.core.fsutil import DISK_FULL
 from contribkit.core.termsafe import guard_streams
 
 # name -> (module, attribute, one-line help). The help lives here so --help needs no imports.
@@ -56,6 +57,16 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "bench",
         "Time a statement before and after your change; record it for the PR body.",
     ),
+    "bisect": (
+        "contribkit.cli.commands.bisect",
+        "bisect",
+        "Find the commit that broke a repro: git bisect, each step decided by its verdict.",
+    ),
+    "triage": (
+        "contribkit.cli.commands.triage",
+        "triage",
+        "Run repros on each interpreter and device: where they reproduce, and from which version.",
+    ),
     "submit": (
         "contribkit.cli.commands.submit",
         "submit",
@@ -90,6 +101,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 
 _state = {"verbose": False, "terminating": False}
 TERMINATING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+def verbose() -> bool:
+    """Whether -v/--verbose was given (commands show full details then)."""
+    return _state["verbose"]
 
 
 def set_verbose(ctx: click.Context, param: click.Parameter, value: int) -> int:
@@ -191,7 +207,15 @@ def _main(args: list[str]) -> int:
         sys.stderr.close()
         return int(ExitCode.FAILED)
     except OSError as exc:
-        if not exc.filename:  # not about a path: disk full, too many files, a bug…
+        if exc.errno in DISK_FULL:  # ENOSPC, EDQUOT, EFBIG, wherever it was written
+            _print_traceback()
+            where = f" {exc.filename}" if exc.filename else ""
+            print_error(
+                f"cannot write{where}: {exc.strerror or exc}",
+                "free some space (or raise the quota or file size limit), then run it again",
+            )
+            return int(ExitCode.FAILED)
+        if not exc.filename:  # not about a path: too many files, a bug…
             return _internal_error(exc)
         _print_traceback()  # a path the user gave cannot be read or written
         print_error(

@@ -55,3 +55,12 @@ force = click.option("-f", "--force", is_flag=True, help="Overwrite files that a
 dry_run = click.option(
     "-n", "--dry-run", is_flag=True, help="Show what would be written; write nothing."
 )
+engine = click.option(
+    "--engine",
+    type=click.Choice(["local", "ray", "slurm"]),
+    default=None,
+    help="Where the legs run (default: run.engine, i.e. local): ray (pip install "
+    "'contribkit[ray]'; ray.address, else RAY_ADDRESS, else a local cluster) or slurm "
+    "(pip install 'contribkit[slurm]'; slurm.folder). --python then names interpreters on "
+    "the workers; see docs/scale-out.md.",
+)

@@ -33,6 +33,15 @@ def use_rich() -> bool:
     return use_color("auto", sys.stdout)
 
 
+def say(text: Any = "", *, err: bool = False, nl: bool = True, file: Any = None) -> None:
+    """``click.echo`` for what a command prints for a person: it may quote an issue (title,
+    signature, verdict detail), a child's output or a fork's files, so it goes through the one
+    terminal filter (:func:`~contribkit.core.termsafe.clean`: no control character, escape
+    sequence or bidi override; lines kept) whether stdout is a terminal, a pipe or a file.
+    A file a command writes to stdout on request (``repro --stdout``) goes out as written."""
+    click.echo(clean(text), err=err, nl=nl, file=file)
+
+
 def print_json(obj: Any) -> None:
     click.echo(json.dumps(obj, indent=2, default=str))
 
@@ -54,7 +63,7 @@ def print_table(
         Console().print(table)
         return
     if title:
-        click.echo(title)
+        click.echo(clean(title, single_line=True))
     widths = [max(len(str(c)) for c in col) for col in zip(columns, *rows, strict=True)]
     for row in (columns, *rows):
         cells = [str(cell).ljust(width) for cell, width in zip(row, widths, strict=True)]

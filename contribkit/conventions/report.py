@@ -99,7 +99,8 @@ def write_report(
         summary += f" To recover: {findings.recovery}"
     print(summary, file=out)
     print(
-        f'To switch a rule off: hooks.disable = ["{shown[0].rule.id}"] in {REPO_CONFIG_NAME}',
+        f'To switch a rule off: hooks.disable = ["{shown[0].rule.id}"] in {REPO_CONFIG_NAME}, '
+        "then contribkit config --trust",
         file=out,
     )
     return 1 if errors else 0

@@ -3,7 +3,8 @@
 1. CLI options;
 2. ``CONTRIBKIT_*`` environment variables (``CONTRIBKIT_GITHUB_URL``, ``CONTRIBKIT_RUN_TIMEOUT``);
 3. ``.contribkit.toml`` at the repository root (kept out of git via ``.git/info/exclude``); its
-   keys that choose an executable or a host count only once the user trusts the file
+   keys that choose an executable or a host, or weaken safety (the sandbox, the limits, where
+   output goes, hook rules switched off) count only once the user trusts the file
    (:mod:`contribkit.core.trust`);
 4. the user config file (``$CONTRIBKIT_CONFIG`` or ``<platform config dir>/contribkit/config.toml``).
 
@@ -72,6 +73,12 @@ KEYS: dict[str, Key] = {
         30.0,
         "Seconds all of one command's GitHub requests may take together (--github-timeout; 0: no limit).",
     ),
+    "github_max_reply_mb": Key(
+        float,
+        20.0,
+        "Largest GitHub reply read, in MB, as sent and once inflated (gzip); a larger one is "
+        "refused.",
+    ),
     "debug.timeout": Key(
         float, 1800.0, "Seconds before a `contribkit debug --run` run is stopped (0: no limit)."
     ),
@@ -90,12 +97,57 @@ KEYS: dict[str, Key] = {
         "How `run` and `debug --run` confine issue and test code: auto (bubblewrap where it "
         "works, else none, said once), bwrap (required) or none (a scrubbed environment only).",
     ),
+    "run.memory_limit_mb": Key(
+        int,
+        0,
+        "Address space one leg of `run`, `debug --run` or `test --from-repro` may use, in MiB "
+        "(0: half the machine's memory; GPU legs have none, as CUDA maps more than it uses).",
+    ),
+    "run.process_limit": Key(
+        int,
+        1024,
+        "Processes one leg may have at once, counted in the sandbox's user namespace (bwrap "
+        "only; 0: no limit).",
+    ),
+    "run.file_size_limit_mb": Key(
+        int, 4096, "Largest file one leg may write, in MiB (a log, a trace, a cache entry)."
+    ),
     "run.cuda_host": Key(
         str, None, "ssh host that runs the CUDA legs of `contribkit run` (see docs/remote-cuda.md)."
     ),
     "run.cuda_python": Key(
         str, "python3", "Interpreter on run.cuda_host that has a CUDA build of torch."
     ),
+    "run.engine": Key(
+        str,
+        "local",
+        "Where `contribkit run` sends its legs: local, ray or slurm (see docs/scale-out.md).",
+    ),
+    "ray.address": Key(
+        str,
+        None,
+        "Ray cluster for --engine ray, e.g. ray://head:10001 (default: RAY_ADDRESS, else a "
+        "local cluster).",
+    ),
+    "ray.num_cpus": Key(int, 2, "CPUs of the local Ray cluster that --engine ray starts."),
+    "ray.num_gpus": Key(
+        int, -1, "GPUs of the local Ray cluster that --engine ray starts (-1: Ray counts them)."
+    ),
+    "ray.max_parallel": Key(
+        int, 0, "Legs in flight at once on Ray (0: the cluster's CPU count; -j overrides)."
+    ),
+    "slurm.cluster": Key(
+        str,
+        "auto",
+        "auto (Slurm where sbatch is, else submitit's local executor), slurm or local.",
+    ),
+    "slurm.folder": Key(
+        str,
+        None,
+        "Folder shared by this machine and the Slurm nodes, for submitit's job files.",
+    ),
+    "slurm.partition": Key(str, None, "Slurm partition for --engine slurm's jobs."),
+    "slurm.max_parallel": Key(int, 16, "Slurm jobs in flight at once (-j overrides)."),
     # The [hooks] table: read by the pre-commit hooks (contribkit/hooks/).
     "hooks.disable": Key(
         list,
@@ -334,7 +386,7 @@ def _untrusted_keys(path: str, flat: Mapping[str, Any]) -> dict[str, str]:
     warning each gets, unless the user trusts the file as it is (``contribkit config --trust``)."""
     from contribkit.core import trust  # only a repo file is checked, and only when needed
 
-    guarded = [key for key in flat if key in KEYS and trust.needs_trust(key)]
+    guarded = [key for key, value in flat.items() if key in KEYS and trust.needs_trust(key, value)]
     if not guarded:
         return {}
     state = trust.trust_state(path)

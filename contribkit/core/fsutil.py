@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
+import stat
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from contribkit.core.errors import BadInput, ContribkitError, ExitCode
 
@@ -49,8 +51,10 @@ def atomic_write(
             os.fsync(fh.fileno())
         os.chmod(tmp, (0o666 if mode is None else mode) & ~current_umask())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError) and not exc.filename:  # a full disk: named by its target
+            raise OSError(exc.errno, exc.strerror, str(path)) from exc
         raise
 
 
@@ -171,3 +175,35 @@ def _write_file(path: Path, raw: bytes, mode: int | None) -> None:
         fh.flush()
         os.fsync(fh.fileno())
     os.chmod(path, (0o666 if mode is None else mode) & ~current_umask())
+
+
+def open_new(path: Path, *, replace: bool = False) -> BinaryIO:
+    """``path`` opened for writing as a new file, never through a link and never into a file
+    that is there (``O_EXCL | O_NOFOLLOW``); with ``replace``, an old entry of that name (a file,
+    or a link a child planted) is removed first, not followed.
+
+    For what contribkit writes beside code it ran (leg logs, JUnit reports, debug logs): those
+    folders are not writable from inside the sandbox, and without one this still never writes
+    through a link, e.g. ``leg.log -> ~/.bashrc``."""
+    if replace:
+        with contextlib.suppress(FileNotFoundError):
+            if path.is_dir() and not path.is_symlink():
+                raise IsADirectoryError(errno.EISDIR, "is a folder", str(path))
+            path.unlink()
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0), 0o644)
+    return os.fdopen(fd, "wb")
+
+
+def read_untrusted(path: Path, cap: int) -> bytes | None:
+    """At most ``cap`` bytes of ``path``, a file code wrote: never through a link, never a
+    fifo or device (which could block); None when it is missing or not a plain file."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            return None
+        return fh.read(cap)

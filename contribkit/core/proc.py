@@ -17,34 +17,22 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from contribkit.core import redact
+from contribkit.core.fsutil import open_new
+from contribkit.target.reproconfine import SECRET_NAMES
 
 if TYPE_CHECKING:
     from contribkit.core.sandbox import Confinement
 
 # Documented in the README ("Safety"); extend with the `scrub_env` setting. A variable whose
 # value holds a URL with credentials (scheme://user:password@) is a secret whatever its name.
-SECRET_PATTERNS: tuple[str, ...] = (
-    "GH_TOKEN",
-    "GITHUB_TOKEN",
-    "GH_ENTERPRISE_TOKEN",
-    "GITHUB_ENTERPRISE_TOKEN",
-    "TOKEN",
-    "*_TOKEN",
-    "*_TOKEN_*",
-    "*TOKEN*",
-    "*_PAT",
-    "*_SECRET*",
-    "*_PASSWORD*",
-    "*_KEY",
-    "AWS_*",
-    "DATABASE_URL",
-)
+# One list with the repro scripts' own (target/reproconfine.py), which cannot import contribkit.
+SECRET_PATTERNS: tuple[str, ...] = SECRET_NAMES
 
 DEFAULT_LOG_CAP = 8 * 1024 * 1024
 _TAIL_CHARS = 256 * 1024
@@ -106,6 +94,25 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
                 os.kill(pid, signal.SIGKILL)
 
 
+def _kill_now(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the child's group and whatever left it, at once (no grace: nothing can be kept)."""
+    escaped = descendants([proc.pid])
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    for pid in escaped:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _raise_write_failed(exc: OSError, log_path: Path | None) -> None:
+    from contribkit.core.fsutil import WriteFailed
+
+    raise WriteFailed(
+        f"cannot write the log {log_path}: {exc.strerror or exc}; its child was stopped",
+        hint="free some space (or raise the quota or file size limit), then run it again",
+    ) from exc
+
+
 def descendants(pids: Iterable[int]) -> list[int]:
     """Every process below ``pids`` (parent links read from Linux's /proc; none elsewhere)."""
     children: dict[int, list[int]] = {}
@@ -153,6 +160,134 @@ def kill_running() -> int:
     return len(procs)
 
 
+# The signals that stop a command (``cli`` turns them into exceptions). While a child starts
+# they are held: one that lands inside Popen, or before the child is registered and waited on,
+# would raise where nothing kills the child (Ctrl-C on a loaded machine, a scheduler's SIGTERM).
+_STOPPING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[list[int]]:
+    """Record the stopping signals that come meanwhile instead of acting on them (only those
+    with a Python handler, and only on the main thread: the one that gets signals)."""
+    held: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield held
+        return
+    previous = {}
+    for sig in _STOPPING:
+        if callable(signal.getsignal(sig)):
+            previous[sig] = signal.signal(sig, lambda signum, frame: held.append(signum))
+    try:
+        yield held
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+class _Capture:
+    """A child's output: the last 256 KiB kept, and (with a log) teed to it redacted and capped."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], log_path: Path | None, log_cap: int):
+        self.proc, self.log_path, self.log_cap = proc, log_path, log_cap
+        self.chunks: list[bytes] = []
+        self.kept = self.written = 0
+        self.truncated = False
+        self.failed: list[OSError] = []  # the log's write error: the child is killed
+        self.log = open_new(log_path, replace=True) if log_path else None
+        self.scrubber = redact.StreamRedactor(redact.current()) if self.log is not None else None
+
+    def to_log(self, data: bytes) -> None:
+        if self.log is None or self.failed:
+            return
+        room = self.log_cap - self.written
+        if room > 0:
+            try:
+                self.log.write(data[:room])
+            except OSError as exc:  # ENOSPC, EDQUOT, EFBIG, EIO: the leg cannot go on
+                self.failed.append(exc)
+                _kill_now(self.proc)
+                return
+            self.written += min(room, len(data))
+        if len(data) > room:
+            self.truncated = True
+
+    def pump(self) -> None:
+        stream = self.proc.stdout
+        assert isinstance(stream, io.BufferedReader)
+        for chunk in iter(lambda: stream.read1(65536), b""):
+            self.chunks.append(chunk)
+            self.kept += len(chunk)
+            while self.kept > _TAIL_CHARS * 2 and len(self.chunks) > 1:
+                self.kept -= len(self.chunks.pop(0))
+            if self.scrubber is not None:
+                self.to_log(self.scrubber.feed(chunk))
+
+    def close(self) -> None:
+        """Flush and close the log; WriteFailed when the disk refused any of it."""
+        if self.log is None or self.scrubber is None:
+            return
+        self.to_log(self.scrubber.flush())
+        try:
+            if self.truncated and not self.failed:
+                self.log.write(f"\n[contribkit: log truncated at {self.log_cap} bytes]\n".encode())
+            self.log.close()  # flushes what is buffered: the disk may refuse that too
+        except OSError as exc:
+            self.failed.append(exc)
+            with contextlib.suppress(OSError):
+                self.log.close()
+        if self.failed:
+            _raise_write_failed(self.failed[0], self.log_path)
+
+    def output(self) -> str:
+        output = b"".join(self.chunks).decode("utf-8", errors="replace")[-_TAIL_CHARS:]
+        if self.scrubber is not None:  # a child that runs code; without a log it is raw
+            output = self.scrubber.redactor.text(output)
+        return output
+
+
+def end_orphans(marker: bytes) -> int:
+    """Kill what code children left behind, once none of them runs: the processes reparented
+    to contribkit (a child subreaper on Linux, see :func:`contribkit.core.confine.run_code`)
+    whose environment holds ``marker``, with their trees; reap them. Returns how many.
+
+    Without a sandbox's PID namespace this is what ends a daemon that left its process group
+    and session (``setsid``, fork twice) before the leg ended."""
+    ended = 0
+    for _ in range(20):
+        with _running_lock:
+            if _running:
+                return ended
+        me = os.getpid()
+        found = [pid for pid in descendants([me]) if _parent(pid) == me and _marked(pid, marker)]
+        if not found:
+            return ended
+        for pid in [*descendants(found), *found]:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        for pid in found:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+        ended += len(found)
+    return ended
+
+
+def _parent(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return int(fh.read().rsplit(b")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _marked(pid: int, marker: bytes) -> bool:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as fh:
+            return marker in fh.read().split(b"\0")
+    except OSError:
+        return False
+
+
 def run_child(
     cmd: Sequence[str],
     *,
@@ -167,76 +302,61 @@ def run_child(
 
     With ``log_path``, the log and the output are redacted; without, the output is raw (the
     answer of ``gh auth token`` is the token). With ``confine``, the child runs in its sandbox
-    (where there is one)."""
+    (where there is one). A log that cannot be written (a full disk, a quota, a file size
+    limit) kills the child at once and raises :class:`~contribkit.core.fsutil.WriteFailed`:
+    its output has nowhere to go, and a child writing to a pipe no one reads would block until
+    its timeout. Whatever stops the caller once the child exists (Ctrl-C, SIGTERM, a log that
+    cannot be opened) kills the child's group first."""
     if confine is not None:
         cmd, env = confine.wrap(cmd, env, cwd)
     start = time.monotonic()
-    proc = subprocess.Popen(
-        list(cmd),
-        cwd=cwd,
-        env=dict(env),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    with _running_lock:
-        _running[proc.pid] = proc
-    chunks: list[bytes] = []
-    state = {"kept": 0, "written": 0, "truncated": False}
-    log = log_path.open("wb") if log_path else None
-    scrubber = redact.StreamRedactor(redact.current()) if log is not None else None
-
-    def to_log(data: bytes) -> None:
-        if log is None:
-            return
-        room = log_cap - state["written"]
-        if room > 0:
-            log.write(data[:room])
-            state["written"] += min(room, len(data))
-        if len(data) > room:
-            state["truncated"] = True
-
-    def pump() -> None:
-        stream = proc.stdout
-        assert isinstance(stream, io.BufferedReader)
-        for chunk in iter(lambda: stream.read1(65536), b""):
-            chunks.append(chunk)
-            state["kept"] += len(chunk)
-            while state["kept"] > _TAIL_CHARS * 2 and len(chunks) > 1:
-                state["kept"] -= len(chunks.pop(0))
-            if scrubber is not None:
-                to_log(scrubber.feed(chunk))
-
-    reader = threading.Thread(target=pump, daemon=True)
-    reader.start()
+    proc: subprocess.Popen[bytes] | None = None
+    capture: _Capture | None = None
+    reader: threading.Thread | None = None
     timed_out = False
     try:
+        with _signals_held() as held:
+            proc = subprocess.Popen(
+                list(cmd),
+                cwd=cwd,
+                env=dict(env),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+            with _running_lock:
+                _running[proc.pid] = proc
+            capture = _Capture(proc, log_path, log_cap)
+            thread = threading.Thread(target=capture.pump, daemon=True)
+            thread.start()
+            reader = thread
+        for signum in held:  # now that the child is ours to kill
+            signal.raise_signal(signum)
         proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
+        assert proc is not None
         _kill_group(proc)
     except BaseException:
-        _kill_group(proc)
+        if proc is not None:
+            _kill_group(proc)
         raise
     finally:
-        with contextlib.suppress(ProcessLookupError):  # reap what the leader left in its group
-            os.killpg(proc.pid, signal.SIGKILL)
-        with _running_lock:
-            _running.pop(proc.pid, None)
-        reader.join(timeout=5)
-        if log is not None and scrubber is not None:
-            to_log(scrubber.flush())
-            if state["truncated"]:
-                log.write(f"\n[contribkit: log truncated at {log_cap} bytes]\n".encode())
-            log.close()
-    output = b"".join(chunks).decode("utf-8", errors="replace")[-_TAIL_CHARS:]
-    if scrubber is not None:  # a child that runs code; without a log (gh auth token) it is raw
-        output = scrubber.redactor.text(output)
+        if proc is not None:
+            with contextlib.suppress(ProcessLookupError):  # reap what the leader left in its group
+                os.killpg(proc.pid, signal.SIGKILL)
+            with _running_lock:
+                _running.pop(proc.pid, None)
+        if reader is not None:
+            reader.join(timeout=5)
+        if capture is not None:
+            capture.close()
+    assert proc is not None and capture is not None
     return ChildResult(
         returncode=None if timed_out else proc.returncode,
-        output=output,
+        output=capture.output(),
         duration_s=time.monotonic() - start,
         timed_out=timed_out,
-        log_truncated=bool(state["truncated"]),
+        log_truncated=capture.truncated,
     )

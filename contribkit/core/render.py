@@ -19,7 +19,16 @@ from contribkit.core.datadirs import data_dir
 from contribkit.core.errors import BadInput
 from contribkit.core.fsutil import write_all
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+# Control characters (C0 but tab and newline, DEL, C1) and the bidirectional overrides, isolates
+# and marks (U+202A-U+202E, U+2066-U+2069, U+200E/F, U+061C): in a generated file they would
+# hide or reorder what a reviewer reads ("Trojan Source"), so issue text gets them escaped
+# (docstrings: ``\x9b``, ``\u202e``) or replaced (comments, one-line labels).
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def docstring_text(value: Any) -> str:
@@ -27,7 +36,7 @@ def docstring_text(value: Any) -> str:
     text = "" if value is None else str(value)
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     text = text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
-    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    text = _CONTROL.sub(_escape, text)
     if text.endswith('"'):
         text = text[:-1] + '\\"'
     return text

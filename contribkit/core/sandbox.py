@@ -1,21 +1,27 @@
-"""A sandbox for the children that run issue or test code: bubblewrap (``bwrap``) on Linux.
+"""The one confinement of the children that run issue or test code: bubblewrap (``bwrap``) on
+Linux, with resource limits (``prlimit``) everywhere it exists.
 
-A :class:`Sandbox` is chosen once per command (:func:`choose`, from the ``run.sandbox`` setting:
-``auto``, ``bwrap`` or ``none``); each child that runs code passes a :class:`Confinement` to
-:func:`contribkit.core.proc.run_child`. Under bwrap the child gets:
+A :class:`Sandbox` is chosen once per command (:func:`from_settings`: the ``run.sandbox``
+setting, ``auto``, ``bwrap`` or ``none``, and the ``run.*_limit*`` settings); each child that
+runs code goes through :func:`contribkit.core.confine.run_code` with a :class:`Confinement`.
+Under bwrap the child's file system is built up from nothing (the view is
+:func:`contribkit.target.reproconfine.view_args`, the same one a repro script builds for
+itself):
 
-- a new PID namespace (no other process's ``/proc``, so not contribkit's environment), a new
-  session, and it dies with contribkit (so does every process it started, ``setsid`` or not);
-- no network unless asked for (``--allow-network``);
-- the file system read-only, with the home folders, ``/tmp``, ``/var/tmp`` and ``/run/user``
-  hidden behind empty private folders, except what the interpreter needs (its prefix, its
-  ``sys.path``, torch's folder: wherever they live) and the files it runs;
-- write access only to the leg's own folders, a private ``/tmp`` and the persistent compile
-  caches (``TORCHINDUCTOR_CACHE_DIR``, ``TRITON_CACHE_DIR`` under contribkit's cache);
-- a minimal ``/dev``, plus the GPU device nodes for CUDA legs.
+- ``/usr`` and the ``/bin``, ``/lib*`` links, the few ``/etc`` files the loader and user lookups
+  read, the interpreter (its prefix, ``sys.path``, torch's folder, ``LD_LIBRARY_PATH``), the
+  files it runs and the working tree, all read-only, with every ``.git`` and secret place
+  (``~/.ssh``, ``~/.config``, ``GH_CONFIG_DIR``, ``XDG_CONFIG_HOME``, ...) inside them hidden;
+  never a home folder, a folder above one, ``/run``, ``/var`` or the host's ``/tmp``;
+- write access to its own scratch folder only (its home, ``TMPDIR`` and compile caches), plus
+  the artefact folders a caller names, never where contribkit writes its logs;
+- a new PID namespace (no other process's ``/proc``), a new session, and it dies with
+  contribkit (so does every process it started, ``setsid`` or not); no network unless asked for
+  (``--allow-network``); a minimal ``/dev``, plus the GPU device nodes and ``/sys`` for GPU legs.
 
 Where there is no sandbox (no bwrap, no user namespaces, not Linux), ``auto`` says so once on
-stderr and the child runs as before, with a scrubbed environment; ``bwrap`` is then an error.
+stderr and the child runs with a scrubbed environment and its limits only; ``bwrap`` is then an
+error.
 """
 
 from __future__ import annotations
@@ -26,30 +32,21 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from contribkit.core.errors import BadInput, warn
 from contribkit.core.shebang import shebang_words
+from contribkit.target.reproconfine import SANDBOX_ENV, view_args
+
+if TYPE_CHECKING:
+    from contribkit.core.config import Settings
 
 MODES = ("auto", "bwrap", "none")
-HIDDEN_ROOTS = ("/home", "/root", "/tmp", "/var/tmp", "/run/user")
-# Below a home folder: never bound back, even when an interpreter's path lies above them.
-SECRET_HOME_PATHS = (
-    ".ssh",
-    ".netrc",
-    ".config/gh",
-    ".git-credentials",
-    ".aws",
-    ".docker",
-    ".gnupg",
-    ".kube",
-    ".pypirc",
-    ".config/gcloud",
-    ".azure",
-)
 GPU_NODES = ("/dev/nvidia*", "/dev/nvidia-caps", "/dev/dri")
+TMP_SIZE = 256 * 1024 * 1024  # the sandbox's own /tmp (a tmpfs: memory); TMPDIR is on disk
 _PATHS_MARKER = "CONTRIBKIT_PATHS "
 _PATHS_SCRIPT = f"""\
 import importlib.util, json, os, sys
@@ -67,6 +64,71 @@ _warned: set[str] = set()
 
 
 @dataclass(frozen=True)
+class Limits:
+    """What one leg may use: address space (MiB; 0: half the machine's memory), processes of
+    its user inside the sandbox's user namespace, and the size of one file it writes (MiB).
+    Wall time is each command's own timeout."""
+
+    memory_mb: int = 0
+    processes: int = 1024
+    file_size_mb: int = 4096
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Limits:
+        return cls(
+            settings.integer("run.memory_limit_mb"),
+            settings.integer("run.process_limit"),
+            settings.integer("run.file_size_limit_mb"),
+        )
+
+    def memory_bytes(self) -> int:
+        if self.memory_mb > 0:
+            return self.memory_mb * 1024 * 1024
+        try:
+            return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
+        except (ValueError, OSError, AttributeError):  # no sysconf names: macOS, Windows
+            return 0
+
+    def argv(self, *, gpu: bool, namespace: bool) -> list[str]:
+        """``prlimit`` and its options, to put before a leg's command; empty without prlimit.
+
+        No address-space limit for a GPU leg (CUDA maps far more address space than memory),
+        no process limit outside a user namespace of the sandbox's own (it would count every
+        process of the user on the machine)."""
+        prlimit = _prlimit()
+        if prlimit is None:
+            return []
+        args = [
+            prlimit,
+            f"--fsize={_within(_hard('RLIMIT_FSIZE'), self.file_size_mb * 1024 * 1024)}",
+        ]
+        memory = self.memory_bytes()
+        if memory and not gpu:
+            args.append(f"--as={_within(_hard('RLIMIT_AS'), memory)}")
+        if namespace and self.processes > 0:
+            args.append(f"--nproc={_within(_hard('RLIMIT_NPROC'), self.processes)}")
+        return [*args, "--"]
+
+
+def _within(hard: int | None, wanted: int) -> int:
+    """``wanted``, or the hard limit contribkit itself runs under when that is lower: a leg gets
+    no more than its parent has (``prlimit`` cannot raise a hard limit without privilege)."""
+    return wanted if hard is None else min(hard, wanted)
+
+
+def _hard(which: str) -> int | None:
+    import resource
+
+    _, hard = resource.getrlimit(getattr(resource, which))
+    return None if hard == resource.RLIM_INFINITY else int(hard)
+
+
+@functools.lru_cache(maxsize=1)
+def _prlimit() -> str | None:
+    return shutil.which("prlimit") if sys.platform.startswith("linux") else None
+
+
+@dataclass(frozen=True)
 class Sandbox:
     """How this command's children that run code are confined."""
 
@@ -74,7 +136,7 @@ class Sandbox:
     reason: str  # why this kind: for the run record and the one-line notice
     bwrap: str | None = None  # the bwrap executable, for kind "bwrap"
     network: bool = False  # --allow-network
-    cache: Path | None = None  # the persistent compile caches live under it
+    limits: Limits = field(default_factory=Limits)
 
     @property
     def active(self) -> bool:
@@ -87,33 +149,37 @@ class Confinement:
 
     sandbox: Sandbox
     python: str  # the interpreter: its prefix and sys.path stay readable
-    readable: tuple[Path, ...] = ()  # the files it runs (the checkout, the repro folder)
-    writable: tuple[Path, ...] = ()  # its own folders (logs, JUnit report, debug artefacts)
+    readable: tuple[Path, ...] = ()  # the files it runs (the working tree, the repro folder)
+    writable: tuple[Path, ...] = ()  # its scratch folder and artefact folders, never a log's
     gpu: bool = False  # bind the GPU device nodes (CUDA legs)
 
     def wrap(
         self, cmd: Sequence[str], env: Mapping[str, str], cwd: Path | str | None
     ) -> tuple[list[str], dict[str, str]]:
-        """The command and environment that run ``cmd`` confined (unchanged without bwrap)."""
+        """The command and environment that run ``cmd`` confined and limited."""
+        new_env = dict(env)
+        new_env[SANDBOX_ENV] = "bwrap" if self.sandbox.active else "none"
+        limited = [*self.sandbox.limits.argv(gpu=self.gpu, namespace=self.sandbox.active), *cmd]
         if not self.sandbox.active:
-            return list(cmd), dict(env)
-        return bwrap_command(self, cmd, env, cwd)
+            return limited, new_env
+        return bwrap_command(self, limited, new_env, cwd), new_env
 
 
 def choose(
-    mode: str, *, network: bool = False, cache: Path | None = None, announce: bool = True
+    mode: str, *, network: bool = False, limits: Limits | None = None, announce: bool = True
 ) -> Sandbox:
     """The sandbox for ``mode`` (``run.sandbox``); with ``auto`` and none available, say so once
     on stderr (``announce``) and go on without one."""
+    limits = limits or Limits()
     if mode not in MODES:
         raise BadInput(
             f"run.sandbox is {mode!r}", hint=f"set run.sandbox to one of {', '.join(MODES)}"
         )
     if mode == "none":
-        return Sandbox("none", "run.sandbox is none", network=network)
+        return Sandbox("none", "run.sandbox is none", network=network, limits=limits)
     bwrap, why_not = available()
     if bwrap is not None:
-        return Sandbox("bwrap", "bubblewrap", bwrap, network, cache)
+        return Sandbox("bwrap", "bubblewrap", bwrap, network, limits)
     if mode == "bwrap":
         raise BadInput(
             f"run.sandbox is bwrap, but {why_not}",
@@ -125,7 +191,14 @@ def choose(
             f"no sandbox: {why_not}; issue and test code runs unconfined, with a scrubbed "
             "environment only (set run.sandbox = none to silence this)"
         )
-    return Sandbox("none", why_not, network=network)
+    return Sandbox("none", why_not, network=network, limits=limits)
+
+
+def from_settings(settings: Settings, *, network: bool = False) -> Sandbox:
+    """The sandbox every command that runs code uses: ``run.sandbox`` and the limits."""
+    return choose(
+        settings.text("run.sandbox"), network=network, limits=Limits.from_settings(settings)
+    )
 
 
 @functools.lru_cache(maxsize=1)
@@ -194,100 +267,37 @@ def script_interpreter(path: str) -> str | None:
     return words[0] if words and os.path.isabs(words[0]) else None
 
 
-def _home_dirs() -> list[str]:
-    homes = [os.path.expanduser("~")]
-    return [os.path.realpath(h) for h in homes if h and h != "/"]
-
-
-def hidden_roots() -> list[str]:
-    """The folders that children see empty: home folders, temporary folders, runtime dirs."""
-    roots = [*HIDDEN_ROOTS, *_home_dirs()]
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    if runtime:
-        roots.append(runtime)
-    real = {os.path.realpath(r) for r in roots if os.path.isdir(r)}
-    real.discard("/")
-    # A root inside another is hidden by it already, unless it must exist (a home folder).
-    return sorted(real, key=lambda p: (p.count("/"), p))
-
-
-def _within(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
-
-
-def exposed_paths(paths: Iterable[str | Path], hidden: Sequence[str]) -> list[str]:
-    """Which of ``paths`` must be bound back into the sandbox: those below a hidden root, as
-    given and resolved, never a hidden root itself, its parents, or a folder holding secrets."""
-    secret_dirs = [os.path.join(h, s) for h in _home_dirs() for s in SECRET_HOME_PATHS]
-    keep: list[str] = []
-    for raw in paths:
-        for candidate in {os.path.abspath(raw), os.path.realpath(raw)}:
-            if not os.path.exists(candidate) or candidate in keep:
-                continue
-            if not any(_within(candidate, root) for root in hidden):
-                continue  # visible already
-            if any(_within(root, candidate) for root in hidden):
-                continue  # a hidden root or a parent of one
-            if any(
-                _within(secret, candidate) or _within(candidate, secret) for secret in secret_dirs
-            ):
-                continue
-            keep.append(candidate)
-    # A path inside another one is bound with it (a symlink's target is listed on its own).
-    return [p for p in keep if not any(q != p and _within(p, q) for q in keep)]
-
-
 def gpu_nodes() -> list[str]:
     return sorted({node for pattern in GPU_NODES for node in glob.glob(pattern)})
 
 
-def compile_cache_env(cache: Path, env: Mapping[str, str]) -> dict[str, str]:
-    """The persistent inductor and triton caches (made if missing): the user's own, else
-    contribkit's."""
-    dirs = {
-        "TORCHINDUCTOR_CACHE_DIR": env.get("TORCHINDUCTOR_CACHE_DIR") or str(cache / "inductor"),
-        "TRITON_CACHE_DIR": env.get("TRITON_CACHE_DIR") or str(cache / "triton"),
-    }
-    for path in dirs.values():
-        Path(path).mkdir(parents=True, exist_ok=True)
-    return dirs
-
-
 def bwrap_command(
     confine: Confinement, cmd: Sequence[str], env: Mapping[str, str], cwd: Path | str | None
-) -> tuple[list[str], dict[str, str]]:
-    """The bwrap command line that runs ``cmd`` as ``confine`` says."""
+) -> list[str]:
+    """The bwrap command line that runs ``cmd`` as ``confine`` says (``env``: the child's)."""
     sandbox = confine.sandbox
     assert sandbox.bwrap is not None
-    new_env = dict(env)
-    new_env["TMPDIR"] = "/tmp"
-    writable = [Path(p) for p in confine.writable]
-    if sandbox.cache is not None:
-        caches = compile_cache_env(sandbox.cache, env)
-        new_env.update(caches)
-        writable += [Path(p) for p in caches.values()]
-    hidden = hidden_roots()
-    args = [sandbox.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    for root in hidden:
-        args += ["--tmpfs", root]
+    args = [sandbox.bwrap, "--unshare-user-try", "--unshare-pid", "--unshare-ipc"]
+    args += ["--unshare-uts", "--unshare-cgroup-try", "--new-session", "--die-with-parent"]
+    if not sandbox.network:
+        args.append("--unshare-net")
+    args += ["--dev", "/dev", "--proc", "/proc", "--size", str(TMP_SIZE), "--tmpfs", "/tmp"]
     if confine.gpu:
         for node in gpu_nodes():
             args += ["--dev-bind", node, node]
+        args += ["--ro-bind-try", "/sys", "/sys"]
     interp = interpreter_paths(confine.python, env)
-    readable = [*interp, confine.python, *map(str, confine.readable)]
+    libs = [p for p in env.get("LD_LIBRARY_PATH", "").split(":") if p]
+    readable = [*interp, *libs, confine.python, *map(str, confine.readable)]
     if cwd is not None:
         readable.append(str(cwd))
-    binds = [(p, "--ro-bind") for p in exposed_paths(readable, hidden)]
-    for folder in writable:
-        folder.mkdir(parents=True, exist_ok=True)
-        binds.append((os.path.realpath(folder), "--bind"))
-    # Parents before children; for one path, the writable bind (sorted last) wins.
-    for path, flag in sorted(binds, key=lambda b: (b[0].count("/"), b[0], b[1] == "--bind")):
-        args += [flag, path, path]
-    args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
-    if not sandbox.network:
-        args.append("--unshare-net")
-    args += ["--new-session", "--die-with-parent"]
+    homes = [os.path.expanduser("~"), os.environ.get("HOME", "")]
+    args += view_args(readable, None, dict(os.environ), homes)
+    for place in confine.writable:  # folders, or files made by the caller
+        if not place.exists():
+            place.mkdir(parents=True)
+        real = os.path.realpath(place)
+        args += ["--bind", real, real]
     if cwd is not None:
         args += ["--chdir", os.path.abspath(cwd)]
-    return [*args, "--", *cmd], new_env
+    return [*args, "--", *cmd]

@@ -2,8 +2,10 @@
 
 A branch that is checked out can carry a ``.contribkit.toml``; were its ``python`` or
 ``run.cuda_host`` obeyed, checking out a branch would be enough to run its code (``doctor``
-would start ``python = "./evil.sh"``). So the keys that choose something to execute or a host to
-talk to (:func:`needs_trust`) are taken from the repository's file only once the user has
+would start ``python = "./evil.sh"``); were its ``run.sandbox = "none"`` obeyed, the next
+``contribkit run`` would hand the issue's code the user's files. So the keys that choose
+something to execute or a host to talk to, and those that weaken safety (:func:`needs_trust`)
+are taken from the repository's file only once the user has
 trusted that file: ``contribkit config --trust`` records its path and the SHA-256 of its content
 in the user's data; any change to the file withdraws the trust; ``--untrust`` removes it.
 
@@ -23,16 +25,67 @@ if TYPE_CHECKING:
 
 # Keys that choose an executable or a host; any key named like one (a future "*_command",
 # "*.build", "*_url", "*_host", "*python") is guarded too.
-GUARDED_KEYS = frozenset({"python", "github_url", "run.cuda_host", "run.cuda_python"})
-_GUARDED_WORDS = ("python", "url", "host", "command", "build", "exec", "shell")
+# Where code is sent is guarded like what runs it: "run.engine", "ray.address",
+# "slurm.partition", "slurm.cluster", "slurm.folder" (the jobs' pickles are read from it).
+GUARDED_KEYS = frozenset(
+    {
+        "python",
+        "github_url",
+        "run.cuda_host",
+        "run.cuda_python",
+        "run.engine",
+        "ray.address",
+        "slurm.cluster",
+        "slurm.folder",
+        "slurm.partition",
+    }
+)
+_GUARDED_WORDS = (
+    "python",
+    "url",
+    "host",
+    "command",
+    "build",
+    "exec",
+    "shell",
+    "engine",
+    "address",
+    "cluster",
+    "partition",
+    "folder",
+)
+# Keys that weaken safety: turn off or widen confinement ("run.sandbox = none", the limits),
+# move output or caches (repros_dir, cache_dir) or switch rules off (hooks.disable); any key
+# named like one (a future "run.network", "*_dir", "*.disable") is guarded too.
+SAFETY_KEYS = frozenset(
+    {
+        "run.sandbox",
+        "run.memory_limit_mb",
+        "run.process_limit",
+        "run.file_size_limit_mb",
+        "repros_dir",
+        "cache_dir",
+        "hooks.disable",
+        "github_max_reply_mb",
+    }
+)
+_SAFETY_WORDS = ("sandbox", "network", "limit", "dir", "disable", "trust")
+# The values of a safety key that never weaken it: honoured without trust.
+HARMLESS_VALUES: dict[str, tuple[object, ...]] = {
+    "run.sandbox": ("auto", "bwrap"),
+    "hooks.disable": ([],),
+}
 TRUST_COMMAND = "contribkit config --trust"
 
 
-def needs_trust(key: str) -> bool:
-    if key in GUARDED_KEYS:
+def needs_trust(key: str, value: object = None) -> bool:
+    """Whether a repository's file may set ``key`` (to ``value``) only once trusted."""
+    if key in HARMLESS_VALUES and value in HARMLESS_VALUES[key]:
+        return False
+    if key in GUARDED_KEYS or key in SAFETY_KEYS:
         return True
     words = key.replace(".", "_").split("_")
-    return any(word in words for word in _GUARDED_WORDS)
+    return any(word in words for word in (*_GUARDED_WORDS, *_SAFETY_WORDS))
 
 
 def trust_file() -> str:

@@ -10,8 +10,14 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Iterable
+from typing import Any
 
 from contribkit.target.reprolib import VERDICT_EXIT, VERDICT_PREFIX
+from contribkit.target.reprotrace import EVIDENCE_PREFIX
+
+# The verdict runtime a repro loads from its own folder, beside repro.py (``repro.plan`` writes
+# it; every engine that ships a repro ships it too).
+RUNTIME_FILE = "_contribkit_runtime.py"
 
 
 def verdict_of_line(line: str) -> tuple[str, str] | None:
@@ -38,6 +44,18 @@ def parse_verdict(output: str) -> tuple[str, str] | None:
                 return str(data["verdict"]), str(data.get("detail", ""))
         return None
     return verdict_of_line(line)
+
+
+def parse_evidence(output: str) -> dict[str, Any] | None:
+    """The execution evidence and rule a repro printed (its last ``contribkit-evidence:`` line,
+    printed with ``--explain`` or ``CONTRIBKIT_REPRO_EVIDENCE=1``), else None."""
+    for line in reversed(output.splitlines()):
+        if line.startswith(EVIDENCE_PREFIX):
+            with contextlib.suppress(ValueError):
+                data = json.loads(line[len(EVIDENCE_PREFIX) :])
+                return data if isinstance(data, dict) else None
+            return None
+    return None
 
 
 def find_verdict(lines: Iterable[str]) -> tuple[str, str] | None:

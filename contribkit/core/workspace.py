@@ -114,3 +114,19 @@ def resolve_python(name: str) -> str:
             hint="pass a path to a python executable, e.g. ~/pytorch/venv/bin/python",
         )
     return str(Path(found).absolute())
+
+
+def repros_path(root: Path, settings: Settings) -> Path:
+    """``<root>/<repros_dir>``: where repro folders live, always inside ``root``, trusted
+    setting or not. A value that leaves it (an absolute path like ``/tmp/x``, ``../x``, or a
+    link inside the repository that points out of it) is bad input."""
+    value = settings.text("repros_dir")
+    folder = root / value
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(folder)
+    if os.path.isabs(value) or not (real == real_root or real.startswith(real_root + os.sep)):
+        raise BadInput(
+            f"repros_dir {value!r} is outside the repository ({real})",
+            hint='set repros_dir to a folder inside it, e.g. repros_dir = "repros"',
+        )
+    return folder

@@ -1,19 +1,21 @@
 """Running a debug plan (``contribkit debug --run``): the same runs the generated script makes,
-through the runner wrapper, with a scrubbed environment; each run's log is summarised."""
+through the runner wrapper, each confined (:mod:`contribkit.core.confine`); each run's log is
+summarised."""
 
 from __future__ import annotations
 
 import json
 import signal
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from contribkit.core.confine import leg_space, run_code, working_tree
 from contribkit.core.errors import BadInput
-from contribkit.core.sandbox import Confinement, Sandbox
+from contribkit.core.fsutil import open_new
+from contribkit.core.sandbox import Sandbox
 from contribkit.debug.logsummary import RunSummary, read_log, summarise
 from contribkit.debug.plan import BACKENDS, DebugPlan, runner_source
 from contribkit.run.probe import install_torch_hint
@@ -21,6 +23,7 @@ from contribkit.target.reprolib import CHILD_ENV, VERDICT_EXIT
 
 DEBUG_LOG_CAP = 64 * 1024 * 1024
 TIMEOUT_EXIT = 124  # as GNU timeout
+ARTEFACT_FILES = ("TORCH_LOGS_OUT",)  # path settings that name a file (the others: folders)
 
 
 @dataclass
@@ -129,6 +132,26 @@ def exit_code_of(returncode: int | None) -> int:
     return 128 + abs(returncode) if returncode < 0 else returncode
 
 
+def artefact_places(plan: DebugPlan, backend: str | None) -> list[Path]:
+    """The files and folders the run itself writes (torch's log file, the trace and debug
+    folders), made afresh: a link or file an earlier run left there is removed, not followed.
+    These alone are writable from inside the sandbox; the logs contribkit writes are not."""
+    names = {v.name for v in plan.env if v.path}
+    places = []
+    for name, value in plan.env_values(backend).items():
+        if name not in names:
+            continue
+        path = Path(value)
+        if name in ARTEFACT_FILES:
+            open_new(path, replace=True).close()
+        else:
+            if path.is_symlink() or path.is_file():
+                path.unlink()
+            path.mkdir(parents=True, exist_ok=True)
+        places.append(path)
+    return places
+
+
 def run_plan(
     plan: DebugPlan,
     *,
@@ -136,74 +159,68 @@ def run_plan(
     timeout: float | None = None,
     sandbox: Sandbox | None = None,
 ) -> DebugRun:
-    """Run the target as the script would, with a scrubbed environment (in ``sandbox``, when
-    there is one), and summarise each run."""
-    from contribkit.core.proc import run_child, scrubbed_env
-
+    """Run the target as the script would, each run (each backend of an ablation) confined in
+    a scratch folder of its own (:func:`contribkit.core.confine.run_code`), and summarise it."""
     check_runnable(plan)
     sandbox = sandbox or Sandbox("none", "not asked for")
     result = DebugRun(plan, sandbox=sandbox)
     started = time.time()
     runner = runner_source()
     backends: list[str | None] = list(BACKENDS) if plan.ablation else [None]
-    with tempfile.TemporaryDirectory(prefix="contribkit-debug-") as scratch:
-        for backend in backends:
-            report_path = Path(scratch, f"report-{backend or 'run'}.json")
-            flags = ["--report", str(report_path)]
+    for backend in backends:
+        log = plan.artefact(f".{backend}.log") if backend else plan.log_path
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with leg_space() as space:
+            flags = ["--report", str(space.path("report.json"))]
             if plan.anomaly:
                 flags.append("--anomaly")
             if backend:
                 flags += ["--backend", backend]
-            log = plan.artefact(f".{backend}.log") if backend else plan.log_path
-            log.parent.mkdir(parents=True, exist_ok=True)
-            confine = Confinement(
-                sandbox,
-                python=plan.python,
-                readable=(plan.target.parent,),
-                writable=(plan.stem.parent, Path(scratch)),
-                gpu=True,  # a debug session is often about a CUDA failure
-            )
-            child = run_child(
+            child = run_code(
                 [plan.python, "-c", runner, *flags, "--", str(plan.target), *plan.script_args],
+                space=space,
+                sandbox=sandbox,
+                python=plan.python,
+                readable=working_tree(plan.target),
+                cwd=plan.target.parent,
                 # CHILD_ENV: a repro runs in this process (its runner wraps torch.compile here)
                 # rather than re-running itself in a child under its own time limit.
-                env=scrubbed_env(
-                    extra_patterns=scrub, overrides={**plan.env_values(backend), CHILD_ENV: "1"}
-                ),
-                cwd=plan.target.parent,
+                env={**plan.env_values(backend), CHILD_ENV: "1"},
+                scrub=scrub,
+                writable=artefact_places(plan, backend),
+                gpu=True,  # a debug session is often about a CUDA failure
                 timeout=timeout,
                 log_path=log,
                 log_cap=DEBUG_LOG_CAP,
-                confine=confine,
             )
-            report = _read_json(report_path)
-            summary = summarise(
-                read_log(log),
-                graph_breaks_logged=plan.logs_named("graph_breaks"),
-                recompiles_logged=plan.logs_named("recompiles")
-                or plan.logs_named("recompiles_verbose"),
-                dynamo=(report or {}).get("dynamo"),
+            report = _parse_json(space.read("report.json"))
+        summary = summarise(
+            read_log(log),
+            graph_breaks_logged=plan.logs_named("graph_breaks"),
+            recompiles_logged=plan.logs_named("recompiles")
+            or plan.logs_named("recompiles_verbose"),
+            dynamo=(report or {}).get("dynamo"),
+        )
+        result.runs.append(
+            BackendRun(
+                backend=backend,
+                exit_code=exit_code_of(child.returncode),
+                timed_out=child.timed_out,
+                duration_s=child.duration_s,
+                log=log,
+                summary=summary,
+                report=report,
+                log_truncated=child.log_truncated,
             )
-            result.runs.append(
-                BackendRun(
-                    backend=backend,
-                    exit_code=exit_code_of(child.returncode),
-                    timed_out=child.timed_out,
-                    duration_s=child.duration_s,
-                    log=log,
-                    summary=summary,
-                    report=report,
-                    log_truncated=child.log_truncated,
-                )
-            )
+        )
     result.artefacts = collect_artefacts(plan, result.runs, since=started)
     return result
 
 
-def _read_json(path: Path) -> dict[str, Any] | None:
+def _parse_json(text: str | None) -> dict[str, Any] | None:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(text) if text is not None else None
+    except ValueError:
         return None
     return data if isinstance(data, dict) else None
 

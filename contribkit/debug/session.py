@@ -82,6 +82,10 @@ def target_script(ws: Workspace, script: Path | None) -> Path:
 
     if script is None:
         branch = gitcmd.current_branch(ws.root) if ws.root else None
+        if ws.root is not None:
+            from contribkit.core.workspace import repros_path
+
+            repros_path(ws.root, ws.settings)  # inside the repository, or bad input
         return debugenv.default_script(ws.root, branch, ws.settings.text("repros_dir"))
     path = script.expanduser().absolute()
     if not path.is_file():
@@ -194,14 +198,9 @@ def debug_session(
         exclude_artefacts(ws, plan)
         if on_start is not None:
             on_start(plan)
-        from contribkit.core.cache import cache_root
-        from contribkit.core.sandbox import choose
+        from contribkit.core.sandbox import from_settings
 
-        sandbox = choose(
-            ws.settings.text("run.sandbox"),
-            network=request.allow_network,
-            cache=cache_root(ws.settings) / "compile",
-        )
+        sandbox = from_settings(ws.settings, network=request.allow_network)
         run = debugrun.run_plan(
             plan, scrub=ws.settings.names("scrub_env"), timeout=timeout, sandbox=sandbox
         )

@@ -192,7 +192,7 @@ class Demo:
         step.output = result.output
         if result.returncode != 0 or not (self.root / REPRO_DIR / "repro.py").is_file():
             raise StepFailed(f"exit {result.returncode}: no {REPRO_DIR}/repro.py")
-        step.result = f"wrote {REPRO_DIR}/repro.py, issue.md and meta.json"
+        step.result = f"wrote {REPRO_DIR}/repro.py, _contribkit_runtime.py, issue.md and meta.json"
 
     def run_before(self, step: Step) -> None:
         step.command, result = self.contribkit("run", REPRO_DIR, "--expect", "reproduced")

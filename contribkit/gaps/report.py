@@ -4,12 +4,16 @@ docstrings and tests lack, each with what a contributor could do about it."""
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from contribkit.core.errors import BadInput
 from contribkit.gaps.docstrings import check_docstring
+
+if TYPE_CHECKING:
+    from contribkit.core.cache import JsonCache
 
 SCHEMA_VERSION = 1
 
@@ -19,6 +23,7 @@ class GapsRequest:
     module: str
     python: str | None = None
     limit: int | None = None
+    refresh: bool = False  # probe again, replacing the cached answer
 
 
 @dataclass(frozen=True)
@@ -76,16 +81,44 @@ class GapsReport:
         return {"schema": SCHEMA_VERSION, **asdict(self)}
 
 
-def probe_module(python: str, module: str, scrub: list[str]) -> dict[str, Any]:
-    """gaps_module.py's answer; the callables come back in a file (docstrings weigh megabytes)."""
+def probe_module(
+    python: str,
+    module: str,
+    scrub: list[str],
+    cache: JsonCache | None = None,
+    *,
+    refresh: bool = False,
+) -> dict[str, Any]:
+    """gaps_module.py's answer; the callables come back in a file (docstrings weigh megabytes).
+
+    Cached on what the answer is read from: the probe's text, the interpreter (path, mtime,
+    size), its site-packages and torch install (``run.probe.validators``), and the module's own
+    file (a ``.py`` path, or the file an installed module was imported from). An edit to any of
+    them, a reinstall or a torch rebuild re-probes.
+    """
+    import hashlib
     import tempfile
 
-    from contribkit.run.probe import probe_source, run_probe
+    from contribkit.core.workspace import resolve_python
+    from contribkit.run.probe import fingerprint, probe_source, run_probe, still_valid, validators
 
+    python = resolve_python(python)
+    source = probe_source("gaps_module.py")
+    key = json.dumps([python, module, hashlib.sha256(source.encode()).hexdigest()[:16]])
+    if cache is not None and not refresh:
+        doc = cache.get(key)
+        if (
+            doc
+            and isinstance(doc.get("info"), dict)
+            and still_valid(doc, python)
+            and _file_stamp(doc["info"].get("file")) == doc.get("file_stamp")
+        ):
+            cached: dict[str, Any] = doc["info"]
+            return cached
     with tempfile.TemporaryDirectory(prefix="contribkit-gaps-") as scratch:
         out = str(Path(scratch, "callables.json"))
         args = [json.dumps({"module": module, "out": out})]
-        raw = run_probe(python, probe_source("gaps_module.py"), scrub=scrub, args=args)
+        raw = run_probe(python, source, scrub=scrub, args=args)
         if "callables" in raw:
             raw["callables"] = json.loads(Path(out).read_text(encoding="utf-8"))
     if "error" in raw:
@@ -93,7 +126,28 @@ def probe_module(python: str, module: str, scrub: list[str]) -> dict[str, Any]:
             f"cannot import '{module}' in {python}: {raw['error']}",
             hint="give an importable module (torch.nn.functional) or a .py file path; --python picks the interpreter",
         )
+    if cache is not None:
+        cache.put(
+            key,
+            {
+                "fingerprint": fingerprint(python),
+                "validators": validators(raw),
+                "file_stamp": _file_stamp(raw.get("file")),
+                "info": raw,
+            },
+        )
     return raw
+
+
+def _file_stamp(path: object) -> list[float] | None:
+    """A file's mtime and size, or None for no file (a builtin module) or one that is gone."""
+    if not isinstance(path, str):
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_mtime, float(st.st_size)]
 
 
 def todo(
@@ -151,7 +205,12 @@ def find_gaps(request: GapsRequest) -> GapsReport:
         raise BadInput(f"{module}: no such file", hint="give a module name or an existing .py file")
     if module.endswith(".py"):
         module = str(Path(module).resolve())
-    raw = probe_module(ws.python(), module, ws.settings.get("scrub_env"))
+    from contribkit.core.cache import JsonCache, cache_root
+
+    cache = JsonCache(cache_root(ws.settings), "gaps")
+    raw = probe_module(
+        ws.python(), module, ws.settings.get("scrub_env"), cache, refresh=request.refresh
+    )
     checkout = checkout_root(ws.root) or (
         ws.root if ws.root and (ws.root / "test").is_dir() else None
     )

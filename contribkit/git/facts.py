@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING
 
 from contribkit.conventions.branches import issue_from_branch
 from contribkit.conventions.commitmsg import split_trailers
+from contribkit.conventions.issuelinks import FIXES_RE
 from contribkit.core.errors import BadInput
 from contribkit.git.cmd import git as run_git
-from contribkit.pr.check import FIXES_RE
 
 if TYPE_CHECKING:
     import git

@@ -15,12 +15,14 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urlparse
 
 from contribkit.core.config import Settings
 from contribkit.core.errors import AuthRequired, BadInput, CheckFailed, ContribkitError, ExitCode
 from contribkit.github.auth import Token, api_host, check_github_url
 
 if TYPE_CHECKING:
+    import requests
     from github import Github
 
 T = TypeVar("T")
@@ -29,6 +31,8 @@ AUTH_HINT = "authenticate with `gh auth login`, or export GH_TOKEN"
 RETRY_TOTAL = 3
 RETRY_BACKOFF_MAX_S = 1.0  # between retries of a server error; rate limits are never waited for
 TIMEOUT_HINT = "raise --github-timeout (or the github_timeout setting)"
+SIZE_HINT = "check --github-url; if it is GitHub, raise the github_max_reply_mb setting"
+READ_CHUNK = 64 * 1024
 
 
 class GitHubUnavailable(ContribkitError):
@@ -46,6 +50,30 @@ class BadReply(ContribkitError):
     ``--github-url`` points at something else, so it is bad input."""
 
     exit_code = ExitCode.USAGE
+
+
+class ReplyRefused(Exception):
+    """A reply refused while PyGithub reads it (too large, or from another origin);
+    :func:`github_errors` turns it into a :class:`BadReply` naming what it was for."""
+
+    def __init__(self, reason: str, hint: str = URL_HINT) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.hint = hint
+
+
+Origin = tuple[str, str, int]  # scheme, host, port
+
+
+def origin_of(url: str) -> Origin:
+    """``url``'s scheme, lower-case host and port (the scheme's default when none is given)."""
+    parsed = urlparse(url)
+    scheme = parsed.scheme.lower()
+    return (
+        scheme,
+        (parsed.hostname or "").lower(),
+        parsed.port or (443 if scheme == "https" else 80),
+    )
 
 
 class Deadline:
@@ -109,8 +137,10 @@ def make_client(settings: Settings, token: Token, deadline: Deadline | None = No
 
     logging.getLogger("github").setLevel(logging.CRITICAL)  # we report errors ourselves
     http_timeout = settings.number("http_timeout")
+    base_url = check_github_url(settings.text("github_url")).rstrip("/")
+    _bound_connections(origin_of(base_url), max_reply_bytes(settings))
     return Github(
-        base_url=check_github_url(settings.text("github_url")).rstrip("/"),
+        base_url=base_url,
         auth=Auth.Token(token.value) if token.value else None,
         timeout=deadline.request_timeout(http_timeout) if deadline else max(1, int(http_timeout)),
         retry=Retry(
@@ -123,6 +153,86 @@ def make_client(settings: Settings, token: Token, deadline: Deadline | None = No
         per_page=100,
         lazy=True,
     )
+
+
+def max_reply_bytes(settings: Settings) -> int:
+    """The most bytes one GitHub reply may have, on the wire and inflated (github_max_reply_mb)."""
+    return max(1, int(settings.number("github_max_reply_mb") * 1024 * 1024))
+
+
+def _bound_connections(origin: Origin, max_bytes: int) -> None:
+    """Make PyGithub's connections refuse any origin but ``origin`` (a ``Link``, a redirect to
+    another host, port or scheme) and any reply over ``max_bytes`` raw or inflated (a huge body,
+    a gzip bomb), before it is held in memory. PyGithub picks its connection classes when a
+    client is made, so this goes before each ``Github(...)``."""
+    from github.Requester import (
+        HTTPRequestsConnectionClass,
+        HTTPSRequestsConnectionClass,
+        Requester,
+        RequestsResponse,
+    )
+
+    def bounded(conn: Any) -> RequestsResponse:
+        where = (conn.protocol, str(conn.host).lower(), int(conn.port))
+        if where != origin:
+            raise ReplyRefused(
+                f"a link or redirect to another origin ({conn.protocol}://{conn.host}:{conn.port})"
+            )
+        response = getattr(conn.session, conn.verb.lower())(
+            f"{conn.protocol}://{conn.host}:{conn.port}{conn.url}",
+            headers=conn.headers,
+            data=conn.input,
+            timeout=conn.timeout,
+            verify=conn.verify,
+            allow_redirects=False,
+            stream=True,
+        )
+        try:
+            body = read_capped(response, max_bytes)
+        finally:
+            response.close()
+        return Reply(response, body.decode(response.encoding or "utf-8", "replace"))
+
+    class Reply(RequestsResponse):
+        """PyGithub's reply, its text read (and bounded) already."""
+
+        def __init__(self, response: requests.Response, text: str) -> None:
+            super().__init__(response)
+            self.text = text
+
+        def read(self) -> str:
+            return self.text
+
+    class BoundHTTP(HTTPRequestsConnectionClass):
+        def getresponse(self) -> RequestsResponse:
+            return bounded(self)
+
+    class BoundHTTPS(HTTPSRequestsConnectionClass):
+        def getresponse(self) -> RequestsResponse:
+            return bounded(self)
+
+    Requester.injectConnectionClasses(BoundHTTP, BoundHTTPS)
+
+
+def read_capped(response: requests.Response, max_bytes: int) -> bytes:
+    """The body of ``response`` (opened with ``stream=True``), or ReplyRefused once it passes
+    ``max_bytes`` as sent (Content-Length, then the bytes read) or inflated (gzip, deflate):
+    a reply is never read, nor decompressed, far past the limit."""
+    limit = f"{max_bytes / 1024 / 1024:g} MB"
+    length = response.headers.get("content-length", "")
+    if length.isascii() and length.isdigit() and int(length) > max_bytes:
+        raise ReplyRefused(f"a reply of {int(length)} bytes (over {limit})", SIZE_HINT)
+    raw = response.raw
+    chunks: list[bytes] = []
+    size = 0
+    for chunk in raw.stream(READ_CHUNK, decode_content=True):
+        size += len(chunk)
+        if size > max_bytes:
+            raise ReplyRefused(f"a reply over {limit} once inflated", SIZE_HINT)
+        if raw.tell() > max_bytes:
+            raise ReplyRefused(f"a reply over {limit}", SIZE_HINT)
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _reset_time(headers: dict[str, str] | None) -> str:
@@ -157,6 +267,8 @@ def github_errors(
     host = api_host(github_url)
     try:
         yield
+    except ReplyRefused as exc:
+        raise BadReply(f"GitHub at {host} sent {exc.reason} for {what}", exc.hint) from exc
     except github.RateLimitExceededException as exc:
         message = f"GitHub API rate limit exceeded{_reset_time(exc.headers)}"
         if not token:

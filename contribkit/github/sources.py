@@ -9,9 +9,9 @@ import sys
 import time
 from dataclasses import dataclass
 from importlib import resources
-from itertools import islice
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlparse
 
 from contribkit.core.cache import JsonCache, cache_root
 from contribkit.core.config import Settings
@@ -23,16 +23,19 @@ from contribkit.github.client import (
     BadReply,
     Deadline,
     GitHubUnavailable,
+    ReplyRefused,
     github_errors,
     make_client,
+    origin_of,
 )
-from contribkit.issue.model import Comment, Issue
+from contribkit.issue.model import MAX_ISSUE_NUMBER, Comment, Issue, issue_number
 
 if TYPE_CHECKING:
     from github import Github
 
 MAX_COMMENTS = 500
-_REF = re.compile(r"^(?:(?P<repo>[\w.-]+/[\w.-]+))?#?(?P<number>\d+)$")
+PER_PAGE = 100  # GitHub's largest page
+_REF = re.compile(r"^(?:(?P<repo>[\w.-]+/[\w.-]+))?#?(?P<number>[0-9]+)$")
 _URL = re.compile(
     r"^https?://[^/]+/(?P<repo>[\w.-]+/[\w.-]+)/(?P<kind>issues|pull|pulls)/(?P<number>\d+)(?:[/?#].*)?$"
 )
@@ -46,21 +49,35 @@ class Fetched:
 
 
 def parse_issue_ref(text: str) -> tuple[str | None, int]:
-    """``170398``, ``#170398``, ``pytorch/pytorch#170398`` or an issue URL -> (repo or None, number)."""
+    """``170398``, ``#170398``, ``pytorch/pytorch#170398`` or an issue URL -> (repo or None, number).
+
+    The number must be one GitHub can have (:func:`~contribkit.issue.model.issue_number`)."""
     text = text.strip()
     m = _URL.match(text)
     if m:
         if m.group("kind") != "issues":
             raise BadInput(f"{text} is a pull request, not an issue", "pass the issue the PR fixes")
-        return validate_slug(m.group("repo")), int(m.group("number"))
+        return validate_slug(m.group("repo")), checked_number(m.group("number"), text)
     m = _REF.match(text)
     if not m:
-        raise BadInput(
-            f"'{text}' is not an issue number",
-            "e.g. 170398, pytorch/pytorch#170398 or an issue URL",
-        )
+        raise BadInput(f"'{text}' is not an issue number", REF_HINT)
     repo = m.group("repo")
-    return (validate_slug(repo) if repo else None), int(m.group("number"))
+    return (validate_slug(repo) if repo else None), checked_number(m.group("number"), text)
+
+
+REF_HINT = "e.g. 170398, pytorch/pytorch#170398 or an issue URL"
+
+
+def checked_number(value: object, shown: object = None) -> int:
+    """``value`` as an issue number, else BadInput quoting ``shown`` (default: the value)."""
+    number = issue_number(value)
+    if number is None:
+        raise BadInput(
+            f"'{value if shown is None else shown}' is not an issue number "
+            f"(issue numbers run from 1 to {MAX_ISSUE_NUMBER})",
+            REF_HINT,
+        )
+    return number
 
 
 def _login(user: Any) -> str | None:
@@ -90,13 +107,12 @@ def issue_from_json(data: dict[str, Any], repo: str | None = None) -> Issue:
                     created_at=c.get("created_at") or c.get("createdAt") or c.get("date"),
                 )
             )
-    number = data.get("number")
     state = data.get("state")
     url = data.get("html_url") or _web_url(data.get("url"))
     return Issue(
         title=valid_text(str(data.get("title") or "")),
         body=valid_text(data.get("body") or ""),
-        number=int(number) if isinstance(number, int) or _is_number(number) else None,
+        number=issue_number(data.get("number")),
         repo=repo or data.get("repo") or _repo_from_url(url),
         url=url,
         labels=[lab for lab in labels if lab],
@@ -116,11 +132,6 @@ def valid_text(text: str) -> str:
     except UnicodeEncodeError:
         return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
     return text
-
-
-def _is_number(value: Any) -> TypeGuard[str]:
-    """ASCII digits only: ``"²"`` is a digit to ``str.isdigit`` but not to ``int``."""
-    return isinstance(value, str) and value.isascii() and value.isdigit()
 
 
 def _web_url(url: Any) -> str | None:
@@ -209,8 +220,8 @@ def _not_issue_json(data: Any) -> str | None:
         if data.get(key) is not None and not isinstance(data[key], str):
             return f"'{key}' must be a string"
     number = data.get("number")
-    if number is not None and not (isinstance(number, int) or _is_number(number)):
-        return "'number' must be a number"
+    if number is not None and issue_number(number) is None:
+        return f"'number' must be an issue number, from 1 to {MAX_ISSUE_NUMBER}"
     for key in ("labels", "comments"):
         if data.get(key) is not None and not isinstance(data[key], (list, int)):
             return f"'{key}' must be a list"
@@ -232,7 +243,7 @@ def _cache_key(settings: Settings, repo: str, number: int) -> str:
 
 
 def _download(
-    gh: Github, repo: str, number: int, headers: dict[str, str] | None
+    gh: Github, base_url: str, repo: str, number: int, headers: dict[str, str] | None
 ) -> tuple[dict[str, Any], Any, list[Comment]]:
     """The issue's reply headers and JSON (None: 304) and its comments: every request of
     :func:`fetch_issue`, run under its deadline."""
@@ -244,17 +255,48 @@ def _download(
         raise BadReply(f"GitHub redirected issue #{number} in {repo} to {location}", URL_HINT)
     comments: list[Comment] = []
     if isinstance(data, dict) and isinstance(data.get("comments"), int) and data["comments"]:
-        pages = gh.get_repo(repo).get_issue(number).get_comments()
-        for comment in islice(pages, MAX_COMMENTS):  # attribute reads cost no request
-            created = comment.created_at
-            comments.append(
-                Comment(
-                    comment.user.login if comment.user else "unknown",
-                    valid_text(comment.body or ""),
-                    created.isoformat() if created else None,
-                )
-            )
+        comments = _comments(gh, base_url, f"/repos/{repo}/issues/{number}/comments")
     return response_headers, data, comments
+
+
+def _comments(gh: Github, base_url: str, path: str) -> list[Comment]:
+    """Up to MAX_COMMENTS comments, page by page along the ``Link: rel="next"`` headers.
+
+    A next page must be on the API's own origin (scheme, host and port) and under its path:
+    a link elsewhere (``https://evil.example/…``, ``http://`` where the API is ``https://``,
+    another port) is refused, never followed. At most the pages that MAX_COMMENTS needs are
+    read, so a link that leads back to a page cannot loop."""
+    comments: list[Comment] = []
+    url: str | None = path
+    params: dict[str, Any] | None = {"per_page": PER_PAGE}
+    for _ in range(-(-MAX_COMMENTS // PER_PAGE)):
+        if url is None or len(comments) >= MAX_COMMENTS:
+            break
+        headers, page = gh.requester.requestJsonAndCheck("GET", url, parameters=params)
+        if not isinstance(page, list) or not all(isinstance(c, dict) for c in page):
+            raise ValueError(f"a comments page is a JSON {type(page).__name__}, not a list")
+        comments += issue_from_json({"body": "", "comments": page}).comments
+        url, params = _next_page(headers, base_url), None
+    return comments[:MAX_COMMENTS]
+
+
+def _next_page(headers: dict[str, Any], base_url: str) -> str | None:
+    """The ``rel="next"`` URL of a ``Link`` header, checked to be on ``base_url``'s origin."""
+    link = {k.lower(): v for k, v in headers.items()}.get("link")
+    if not isinstance(link, str):
+        return None
+    for part in link.split(","):
+        m = re.fullmatch(r'\s*<([^>]*)>\s*;(?:.*;)?\s*rel="?next"?\s*(?:;.*)?', part)
+        if not m:
+            continue
+        target = m.group(1)
+        base = urlparse(base_url)
+        if origin_of(target) != origin_of(base_url) or not urlparse(target).path.startswith(
+            base.path.rstrip("/") + "/"
+        ):
+            raise ReplyRefused(f"a comments page link to another origin or path ({target})")
+        return target
+    return None
 
 
 def fetch_issue(
@@ -269,7 +311,10 @@ def fetch_issue(
     """The issue and its comments, through the cache: ``If-None-Match`` makes an unchanged issue free.
 
     At most ``1 + ceil(comments / 100)`` requests; a 304 costs one request and no rate limit.
+    A number GitHub cannot have is refused before any request; a reply for another issue is
+    refused (:class:`BadReply`).
     """
+    number = checked_number(number)
     cache = JsonCache(cache_root(settings), "issues")
     key = _cache_key(settings, repo, number)
     cached = cache.get(key)
@@ -292,7 +337,9 @@ def fetch_issue(
     )
     try:
         with github_errors(what, token, settings.text("github_url")):
-            download = deadline.run(what, lambda: _download(gh, repo, number, headers))
+            download = deadline.run(
+                what, lambda: _download(gh, settings.text("github_url"), repo, number, headers)
+            )
     except GitHubUnavailable as exc:
         if not cached:
             raise
@@ -310,6 +357,13 @@ def fetch_issue(
     problem = _not_issue_json(data)
     if problem:
         raise BadReply(f"GitHub's reply for {what} is not an issue ({problem})", URL_HINT)
+    if issue_number(data.get("number")) != number:  # a proxy or server that mixes replies up
+        named = data.get("number")
+        raise BadReply(
+            f"GitHub's reply for {what} "
+            + ("names no issue number" if named is None else f"is issue #{named}"),
+            URL_HINT,
+        )
     if data.get("pull_request"):
         raise BadInput(
             f"#{number} in {repo} is a pull request, not an issue",

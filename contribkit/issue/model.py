@@ -10,6 +10,26 @@ from typing import Any
 
 BLOCK_KINDS = ("python", "repl", "traceback", "shell", "collect_env", "output")
 
+# GitHub numbers issues from 1 up in a signed 32-bit column; no number reaches 2**31. The class
+# of values that are no issue number: 0 and negatives ("0", -3), booleans (JSON's true is an int
+# to Python), and numbers past that bound (10**40, "99999999999"); all are refused before any
+# request or folder name is made from them.
+MAX_ISSUE_NUMBER = 2**31 - 1
+
+
+def issue_number(value: object) -> int | None:
+    """``value`` as an issue number (an int, not a bool, or a string of ASCII digits, from 1 to
+    :data:`MAX_ISSUE_NUMBER`), else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        if not (value.isascii() and value.isdigit() and len(value) <= 10):
+            return None
+        value = int(value)
+    if isinstance(value, int) and 1 <= value <= MAX_ISSUE_NUMBER:
+        return value
+    return None
+
 
 @dataclass
 class Comment:
@@ -107,6 +127,9 @@ class ParsedIssue:
     outputs: list[QuotedOutput] = field(default_factory=list)  # output quoted under the code
     nature: str = "bug"  # "bug", "feature" or "docs"
     nature_why: str = ""
+    # The body as the parser read it: line ends normalised, cut at MAX_SOURCE_CHARS. Whatever
+    # else reads the body (evidence regexes, the nature) reads this, never the raw body.
+    body: str = ""
 
     @property
     def signature(self) -> Signature | None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
 from contribkit.git.cmd import GitError, git
+from contribkit.ops.findings import CheckoutFindings, CodeSite, TestFile
 from contribkit.ops.model import NativeEntry
 
 NATIVE_DIR = "aten/src/ATen/native"
@@ -16,29 +16,6 @@ KERNEL_SUFFIXES = (".cpp", ".cu", ".h", ".cuh", ".mm", ".hip")
 MAX_KERNEL_SITES = 40
 MAX_TEST_FILES = 15
 _IDENT = re.compile(r"^\w+$")
-
-
-@dataclass(frozen=True)
-class CodeSite:
-    """A line of the checkout: a kernel definition, a registration, a test mentioning the op."""
-
-    path: str
-    line: int
-    kind: str
-    text: str
-
-
-@dataclass(frozen=True)
-class TestFile:
-    path: str
-    mentions: int
-
-
-@dataclass
-class CheckoutFindings:
-    kernels: list[CodeSite]
-    tests: list[TestFile]
-    test_files_total: int
 
 
 def kernel_names(entries: Iterable[NativeEntry]) -> list[str]:

@@ -1,7 +1,9 @@
 """The data passed between the stages of ``contribkit op``: yaml entries, torch facts, the report.
 
-The checkout's findings, the trace, --grep and --new keep their types beside the code making
-them (checkout.py, trace.py, resolve.py, newop.py): a warm query imports only what it uses.
+The checkout's findings and the trace have their types in findings.py, which imports nothing of
+ops: checkout.py and trace.py import this module and that one, and this one names them only for
+the type checker, so a warm query imports only what it uses. --grep and --new keep their types
+beside their code (resolve.py, newop.py).
 
 Every report's ``as_dict`` is the documented ``--json`` schema (README, ``contribkit op``).
 """
@@ -12,8 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from contribkit.ops.checkout import CheckoutFindings
-    from contribkit.ops.trace import Trace
+    from contribkit.ops.findings import CheckoutFindings, Trace
 
 SCHEMA_VERSION = 1
 

@@ -3,32 +3,9 @@ path a sample call's inputs take through it, and the aten ops that call runs."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from contribkit.core.errors import BadInput
+from contribkit.ops.findings import TableRow, Trace
 from contribkit.ops.model import OpReport
-
-
-@dataclass(frozen=True)
-class TableRow:
-    """One dispatch key of the live table that torch computed, and what it runs."""
-
-    key: str
-    kernel: str
-    kind: str  # kernel, autograd kernel, math kernel, default backend kernel, fallthrough, …
-
-
-@dataclass
-class Trace:
-    """``--trace``: the computed dispatch table and one sample call."""
-
-    overload: str
-    table: list[TableRow]
-    sample: str | None
-    input_keys: list[str]
-    path: list[TableRow]  # the keys the sample's inputs go through, highest first
-    ops_run: list[str]  # aten ops that reached the Python dispatch key (a TorchDispatchMode)
-    error: str | None
 
 
 def trace_target(report: OpReport) -> str:

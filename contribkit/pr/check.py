@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from contribkit.conventions.commitmsg import AI_TRAILER_KEYS, check_message
+from contribkit.conventions.issuelinks import FIXES_RE
 from contribkit.conventions.rules import ERROR, RULES, Violation
 
 if TYPE_CHECKING:
@@ -24,13 +25,6 @@ if TYPE_CHECKING:
 PLACEHOLDER_RE = re.compile(r"<!--\s*contribkit:\s*(.*?)\s*-->", re.DOTALL)
 # PyTorch's own template placeholder ("Fixes #ISSUE_NUMBER"), left when a template is pasted.
 TEMPLATE_PLACEHOLDER_RE = re.compile(r"\bISSUE_NUMBER\b")
-# GitHub's closing keywords (fix, fixes, fixed, close, …), shared with the PR body's writer.
-CLOSING_WORDS = r"fix(?:e[sd])?|close[sd]?|resolve[sd]?"
-FIXES_RE = re.compile(
-    rf"\b(?:{CLOSING_WORDS})\b:?\s+"
-    r"(?:[\w.-]+/[\w.-]+#|https?://\S+?/issues/|#)(\d+)\b",
-    re.IGNORECASE,
-)
 _HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 # "## Test plan", and the headings real PRs name their tests under ("Test Result", "Testing").
 _TEST_PLAN_HEADING = re.compile(

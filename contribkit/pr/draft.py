@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any
 from contribkit.bench.record import bench_for_head, markdown_table, measured_on
 from contribkit.conventions.branches import GHSTACK_NOTE, is_ghstack
 from contribkit.conventions.commitmsg import LANDED_SUFFIX, TRAILER_LINE, split_trailers
+from contribkit.conventions.issuelinks import CLOSING_WORDS
 from contribkit.git.facts import BranchFacts, Commit
 from contribkit.pr.check import (
-    CLOSING_WORDS,
     CheckContext,
     ai_trailers,
     check_title,
@@ -358,6 +358,8 @@ def environment_lines(record: RunRecord) -> tuple[list[str], str]:
         cuda_line = f"CUDA: ran on {', '.join(names) or 'a CUDA device'}"
     elif all(c.status == "NOT_AVAILABLE" for c in cuda):
         cuda_line = "CUDA: not run (no GPU available)"
+    elif all(c.detail.startswith("n/a (") for c in cuda):  # "n/a (the repro is cpu-only)"
+        cuda_line = f"CUDA: not run ({cuda[0].detail[len('n/a (') :].removesuffix(')')})"
     else:
         cuda_line = f"CUDA: skipped ({cuda[0].detail or 'no reason given'})"
     return lines, cuda_line

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from contribkit.bench.record import BenchRecord, bench_for_head
-from contribkit.core.errors import ContribkitError
+from contribkit.conventions.issuelinks import CLOSING_WORDS
+from contribkit.core.errors import BadInput, ContribkitError
 from contribkit.git.facts import BranchFacts
-from contribkit.pr.check import CLOSING_WORDS
 from contribkit.pr.labels import LabelSuggestion, suggest_labels
 from contribkit.run.record import Cell, RunRecord, records_newest_first
 from contribkit.run.runner import is_test_file_name, relpath
@@ -161,16 +161,17 @@ def issue_facts(
     """The issue's title, labels and cc line: from GitHub through the issue cache (offline: the
     cache only), else from the repro folder ``contribkit repro`` wrote. Never fails."""
     from contribkit.core.redact import registered
+    from contribkit.core.workspace import repros_path
     from contribkit.github.auth import resolve_token
     from contribkit.github.sources import fetch_issue
 
     settings = ws.settings
-    folder = root / settings.text("repros_dir") / f"issue-{number}"
     meta: dict[str, Any] = {}
     try:
+        folder = repros_path(root, settings) / f"issue-{number}"
         loaded = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
         meta = loaded if isinstance(loaded, dict) else {}
-    except (OSError, ValueError):
+    except (OSError, ValueError, BadInput):  # BadInput: repros_dir is outside the repository
         pass
     configured = settings.optional_text("repo")
     repo = configured or meta.get("repo") or ws.repo()[0]

@@ -7,6 +7,7 @@ The rewrite edits exact source spans (never ``ast.unparse``), so comments and la
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import sys
 from collections.abc import Callable
@@ -113,7 +114,7 @@ def import_aliases(tree: ast.AST) -> dict[str, str]:
     """Local names bound by imports -> the dotted names they stand for
     (``import torch as th`` -> ``th: torch``; ``from torch import compile`` -> ``compile: torch.compile``)."""
     aliases: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in tree_nodes(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -392,7 +393,7 @@ def _comparison(
             return ast.unparse(node)
         return None
 
-    for node in ast.walk(tree):
+    for node in tree_nodes(tree):
         if not isinstance(node, ast.Call):
             continue
         style = _COMPARE_CALLS.get(qualified(node.func, aliases))
@@ -451,7 +452,7 @@ def _printed_pair(
 
     eager: dict[tuple[str, str], str] = {}
     compiled_calls: list[tuple[str, str, str]] = []
-    for node in ast.walk(tree):
+    for node in tree_nodes(tree):
         if not isinstance(node, ast.Call):
             continue
         args = arguments(node)
@@ -478,7 +479,15 @@ def _printed_pair(
 
 
 def parse_code(code: str) -> ast.Module | None:
-    """``ast.parse``, allowing top-level ``await`` (a notebook's); None when it does not parse."""
+    """``ast.parse``, allowing top-level ``await`` (a notebook's); None when it does not parse.
+
+    The facts, the edits and the evidence all read the same program: the last few texts' trees
+    are kept, so each is parsed once (callers read trees, never change them)."""
+    return _parse_code(code)
+
+
+@functools.lru_cache(maxsize=4)
+def _parse_code(code: str) -> ast.Module | None:
     try:
         return ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -488,6 +497,13 @@ def parse_code(code: str) -> ast.Module | None:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     return tree if isinstance(tree, ast.Module) else None
+
+
+@functools.lru_cache(maxsize=4)
+def tree_nodes(tree: ast.AST) -> tuple[ast.AST, ...]:
+    """Every node of ``tree``, in ``ast.walk`` order: walked once for all the passes over the
+    program's nodes (its imports, comparisons, free names, calls), which then read this."""
+    return tuple(ast.walk(tree))
 
 
 def analyse(code: str) -> CodeFacts:

@@ -133,9 +133,8 @@ class Evidence:
         return bool(self.oracles)
 
 
-def _report_text(issue: Issue) -> str:
-    """The title and the body above its environment section."""
-    body = issue.body if isinstance(issue.body, str) else ""
+def _report_text(issue: Issue, body: str) -> str:
+    """The title and the body (as the parser read it) above its environment section."""
     cut = _ENV_START.search(body)
     return f"{issue.title}\n{body[: cut.start()] if cut else body}"
 
@@ -145,7 +144,7 @@ def gather_evidence(
 ) -> Evidence:
     ev = Evidence()
     found: dict[str, Any] = {}
-    text = _report_text(issue)
+    text = _report_text(issue, parsed.body)
     if edited.own_checks:
         ev.oracles.append("assert")
         ev.why.append("the issue's code checks its result itself (assert / assert_close / raise)")
@@ -154,7 +153,7 @@ def gather_evidence(
     if parsed.signature is not None:
         ev.oracles.append("signature")
         ev.why.append(f"the issue reports the error {parsed.signature}")
-        unseen = unseen_frame(issue.body if isinstance(issue.body, str) else "", parsed.code)
+        unseen = unseen_frame(parsed.body, parsed.code)
         if unseen:  # a clean run then says nothing of the failing line
             found["path_unseen"] = unseen
         if _swallows(edited, parsed.signature.exc_type):
@@ -203,8 +202,7 @@ def gather_evidence(
         ev.oracles.append("no-error")
         ev.why.append("the issue reports an error (no traceback): a clean run does not reproduce")
     found["deterministic"] = edited.deterministic
-    if rewrite:
-        found["reported_device"] = "cuda"
+    found.update(issue_claims(issue, parsed, facts, edited, rewrite))
     ev.runtime = found
     if not ev.oracles:
         ev.to_add = [
@@ -379,3 +377,80 @@ def _swallows(edited: EditedCode, exc_type: str) -> bool:
         if names & caught and not any(isinstance(n, ast.Raise) for n in ast.walk(node)):
             return True
     return False
+
+
+# -- what the issue claims, for the rules over the execution evidence (target/reprojudge.py) --
+# A torch callable named in a title or an error message: ``torch.linalg.eigh``, ``F.pad``,
+# ``x.index_add_(``, ``chain_matmul()``, or a backticked name.
+_NAMED_CALL = re.compile(
+    r"\b(?:torch|F|nn|Tensor|functional|linalg|fft|special)\.(?:\w+\.)*(\w+)"
+    r"|\.(\w+)\(|\b(\w+)\(\)|`(?:\w+\.)*(\w+)(?:\(\))?`"
+)
+# Names that say where or how code runs, not which operation: never "the operation named".
+_NOT_OPS = {"compile", "cuda", "cpu", "to", "type", "device", "dtype", "nn", "functional"}
+_TITLE_GPU = re.compile(r"\b(?:cuda|gpus?)\b", re.I)
+_TITLE_CPU = re.compile(r"\bcpu\b", re.I)
+_TITLE_MPS = re.compile(r"\bmps\b", re.I)
+_DEFINING = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def issue_claims(
+    issue: Issue, parsed: ParsedIssue, facts: CodeFacts, edited: EditedCode, rewrite: bool
+) -> dict[str, Any]:
+    """What the issue claims, as the runtime's rules read it: the torch operations it names
+    (title, quoted error), the device it reports the bug on, whether it is about compile or sets
+    CPU against CUDA, whether its code only defines things, whether it quotes its error as the
+    expected result. The runtime checks the names against the torch that runs."""
+    title = issue.title or ""
+    said = title + "\n" + (parsed.signature.message if parsed.signature else "")
+    named: list[str] = []
+    for match in _NAMED_CALL.finditer(said):
+        name = next(group for group in match.groups() if group)
+        if len(name) > 2 and name not in _NOT_OPS and name not in named:
+            named.append(name)
+    claims: dict[str, Any] = {
+        "named_ops": named[:8],
+        "about_compile": facts.uses_compile,
+        "contrast": parsed.contrasts_devices,
+        "defines_only": defines_only(edited.text),
+        "error_expected": error_expected(parsed),
+    }
+    # Where the title names one device (the bug "on GPU", "on MPS"), or the code's CUDA calls
+    # were rewritten to --device: the bug is reported there. Classes: a title naming the GPU
+    # (dev 76571 by davidberard98), CUDA snippets rewritten for the CPU (dev 96613 by
+    # yuantailing, 174172 by Cookiee235).
+    # A device the title names is a claim about the bug (an error raised elsewhere is not it);
+    # a rewrite only says where the reporter ran (a clean run elsewhere says nothing).
+    if _TITLE_GPU.search(title) and not _TITLE_CPU.search(title):
+        claims["reported_device"], claims["device_claimed"] = "cuda", True
+    elif _TITLE_MPS.search(title) and not _TITLE_CPU.search(title):
+        claims["reported_device"], claims["device_claimed"] = "mps", True
+    elif rewrite:
+        claims["reported_device"] = "cuda"
+    return claims
+
+
+def defines_only(code: str) -> bool:
+    """The code's top level only imports, defines classes and functions, and binds constants:
+    running it executes no operation (the inputs were never shown)."""
+    tree = parse_code(code)
+    if tree is None or not tree.body:
+        return False
+    for stmt in tree.body:
+        constant = isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.Expr)) and isinstance(
+            stmt.value, ast.Constant
+        )
+        if not (isinstance(stmt, (*_DEFINING, ast.Pass)) or constant):
+            return False
+    return True
+
+
+def error_expected(parsed: ParsedIssue) -> bool:
+    """The issue's expected behaviour quotes its error (the error is what it wants, as on the
+    correct side of a CPU-vs-CUDA contrast), and its actual behaviour does not."""
+    signature, expected = parsed.signature, parsed.expected or ""
+    if signature is None or len(signature.message) < 12:
+        return False
+    key = _SPACES.sub(" ", signature.message[:60]).lower()
+    expected, actual = (_SPACES.sub(" ", t).lower() for t in (expected, parsed.actual or ""))
+    return key in expected and key not in actual

@@ -19,19 +19,27 @@ from contribkit import __version__
 from contribkit.core.cache import JsonCache
 from contribkit.core.datadirs import data_dir
 from contribkit.core.render import OutputFile, render
+from contribkit.core.verdict import RUNTIME_FILE
 from contribkit.issue.model import Issue, ParsedIssue
+from contribkit.repro.expect import describe as describe_expect
 from contribkit.repro.spec import ReproSpec, build_spec
 
 TEMPLATE = "repro.py.j2"
 
 
-REPRO_FILES = ("repro.py", "issue.md", "meta.json")
+# The verdict runtime, beside repro.py: the folder is self-contained (copy it out of the tree for
+# `git bisect run`), and repro.py stays the issue's code, short enough to read and to paste.
+RUNTIME_MODULE = RUNTIME_FILE.removesuffix(".py")
+REPRO_FILES = ("repro.py", RUNTIME_FILE, "issue.md", "meta.json")
 # The sources whose content shapes a rendered repro: a change to any invalidates cached renders.
 # Paths under contribkit/; a folder stands for every module in it.
 _RENDER_SOURCES = (
     "issue",
     "repro",
     "target/reprojudge.py",
+    "target/reproconfine.py",
+    "target/reproexpect.py",
+    "target/reprotrace.py",
     "target/reprolib.py",
     "core/render.py",
 )
@@ -58,6 +66,7 @@ class ReproSummary:
     oracles_why: list[str] = field(default_factory=list)
     to_add: list[str] = field(default_factory=list)  # what would give a definite verdict
     timeout_s: float = 300.0
+    expect: str | None = None  # the oracle the user stated (--expect)
 
 
 @dataclass
@@ -88,49 +97,74 @@ def render_fingerprint() -> str:
     return hashlib.sha256(json.dumps([__version__, stats]).encode()).hexdigest()[:16]
 
 
-def plan_for(issue: Issue, cache: JsonCache | None, timeout: float = 300.0) -> ReproPlan:
+def plan_for(
+    issue: Issue, cache: JsonCache | None, timeout: float = 300.0, expect: str | None = None
+) -> ReproPlan:
     """Parse and render ``issue``, or take the result from ``cache`` when neither it nor the
     code that renders it changed (parsing and rendering import markdown-it and Jinja)."""
-    key = f"{input_hash(issue)}:{render_fingerprint()}:{timeout}"
+    key = f"{input_hash(issue)}:{render_fingerprint()}:{timeout}:{expect}"
     doc = cache.get(key) if cache is not None else None
     if doc is not None:
         return ReproPlan(files=doc["files"], summary=ReproSummary(**doc["summary"]))
     from contribkit.issue.parse import parse_issue
 
-    plan = plan_repro(issue, parse_issue(issue), timeout)
+    plan = plan_repro(issue, parse_issue(issue), timeout, expect)
     if cache is not None:
         cache.put(key, {"files": plan.files, "summary": asdict(plan.summary)})
     return plan
 
 
-RUNTIME_FILES = ("reprojudge.py", "reprolib.py")  # embedded in this order
+RUNTIME_FILES = (  # joined in this order
+    "reprojudge.py",
+    "reproconfine.py",
+    "reproexpect.py",
+    "reprotrace.py",
+    "reprolib.py",
+)
 _JUDGE_IMPORT = re.compile(
     r"^# contribkit:judge-import\b.*?^# contribkit:end-judge-import\n", re.M | re.S
 )
+_RUNTIME_HEADER = f"""\
+# {RUNTIME_FILE}: contribkit's repro runtime, the verdict contract of repro.py beside it
+# (contribkit's target/{", ".join(RUNTIME_FILES)},
+# in that order).
+# repro.py loads this file by path from its own folder; keep the two together.
+# Standard library only, Python 3.9+.
+"""
 
 
-_IMPORT = re.compile(r"^(?:import (\w+)|from (\w+) import ([\w, ]+))\n", re.M)
+def _isort_key(name: str) -> tuple[int, str]:
+    """isort's order of imported names (ruff's default): CONSTANTS, then Classes, then the rest."""
+    return (0 if name.isupper() else 1 if name[:1].isupper() else 2, name)
 
 
 def runtime_source() -> str:
-    """The repro runtime as one script's text: the judging functions, then the driver without
-    its import of them, nor the imports the judging part made already."""
+    """The repro runtime as one module's text: the imports of every file (merged, sorted: the
+    module is lint-clean), then each file's body in order (the judging functions, the
+    confinement of the child, the user's oracle, the evidence recorder, the driver), the driver without its import of the others."""
+    import ast
+
     folder = resources.files("contribkit.target")
-    judge, driver = (folder.joinpath(name).read_text(encoding="utf-8") for name in RUNTIME_FILES)
-    had: set[str] = set()
-    for match in _IMPORT.finditer(judge):
-        had.update(
-            [match[1]] if match[1] else [f"{match[2]}.{n.strip()}" for n in match[3].split(",")]
-        )
-
-    def new_names(match: re.Match[str]) -> str:
-        if match[1]:
-            return "" if match[1] in had else match[0]
-        names = [n.strip() for n in match[3].split(",") if f"{match[2]}.{n.strip()}" not in had]
-        return f"from {match[2]} import {', '.join(names)}\n" if names else ""
-
-    driver = _IMPORT.sub(new_names, _JUDGE_IMPORT.sub("", driver))
-    return judge.rstrip("\n") + "\n\n\n" + driver.rstrip("\n")
+    texts = [folder.joinpath(name).read_text(encoding="utf-8") for name in RUNTIME_FILES]
+    modules: set[str] = set()
+    names: dict[str, set[str]] = {}
+    bodies = []
+    for text in (_JUDGE_IMPORT.sub("", t) for t in texts):
+        lines = text.splitlines(keepends=True)
+        for node in ast.parse(text).body:
+            if isinstance(node, ast.Import):
+                modules.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names.setdefault(node.module, set()).update(a.name for a in node.names)
+            else:
+                continue
+            for i in range(node.lineno - 1, node.end_lineno or node.lineno):
+                lines[i] = ""
+        bodies.append(re.sub(r"\n{4,}", "\n\n\n", "".join(lines)).strip("\n"))
+    imports = [f"import {m}" for m in sorted(modules)] + [
+        f"from {m} import {', '.join(sorted(names[m], key=_isort_key))}" for m in sorted(names)
+    ]
+    return _RUNTIME_HEADER + "\n".join(imports) + "\n\n" + "\n\n\n".join(bodies) + "\n"
 
 
 def input_hash(issue: Issue) -> str:
@@ -140,11 +174,15 @@ def input_hash(issue: Issue) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 
-def plan_repro(issue: Issue, parsed: ParsedIssue, timeout: float = 300.0) -> ReproPlan:
-    spec = build_spec(issue, parsed, input_hash(issue), timeout)
+def plan_repro(
+    issue: Issue, parsed: ParsedIssue, timeout: float = 300.0, expect: str | None = None
+) -> ReproPlan:
+    spec = build_spec(issue, parsed, input_hash(issue), timeout, expect)
     snapshot = render("issue.md.j2", **issue.as_dict(), ref=issue.ref, version=__version__)
     meta = meta_document(spec)
-    files = (render_script(spec), snapshot, json.dumps(meta, indent=2) + "\n")
+    runtime = runtime_source()
+    meta["runtime"] = {"file": RUNTIME_FILE, "sha256": hashlib.sha256(runtime.encode()).hexdigest()}
+    files = (render_script(spec), runtime, snapshot, json.dumps(meta, indent=2) + "\n")
     return ReproPlan(dict(zip(REPRO_FILES, files, strict=True)), summarise(spec))
 
 
@@ -193,7 +231,8 @@ def _render_script(spec: ReproSpec) -> str:
         code_notes=spec.header_notes,
         version=__version__,
         input_hash=spec.digest,
-        runtime=runtime_source(),
+        runtime_file=RUNTIME_FILE,
+        runtime_module=RUNTIME_MODULE,
         signature=spec.signature_parts,
         default_device=spec.default_device,
         requires_cuda=spec.code.requires_cuda,
@@ -207,6 +246,8 @@ def _render_script(spec: ReproSpec) -> str:
         future=spec.code.edited.future,
         evidence=spec.evidence.runtime,
         timeout=spec.timeout,
+        expect=spec.expect,
+        oracle_line=describe_expect(spec.expect),
     )
 
 
@@ -241,6 +282,8 @@ def meta_document(spec: ReproSpec) -> dict[str, Any]:
         "evidence": spec.evidence.runtime,
         "expected_text": spec.parsed.expected,  # the issue's expected behaviour, as it says it
         "to_add": spec.evidence.to_add,
+        "expect": spec.expect,  # the oracle the user stated (--expect), else null
+        "expect_means": describe_expect(spec.expect),
         "timeout_s": spec.timeout,
         "comparison": asdict(facts.comparison) if facts.comparison else None,
         "check_args": spec.check_args or None,
@@ -272,4 +315,5 @@ def summarise(spec: ReproSpec) -> ReproSummary:
         oracles_why=spec.evidence.why,
         to_add=spec.evidence.to_add,
         timeout_s=spec.timeout,
+        expect=spec.expect,
     )

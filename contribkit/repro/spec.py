@@ -12,6 +12,7 @@ from contribkit.issue.model import Issue, ParsedIssue, Signature
 from contribkit.repro.codefacts import DEVICE_NAME, CodeFacts, Comparison, analyse, apply_edits
 from contribkit.repro.edits import EditedCode, edit_code
 from contribkit.repro.evidence import Evidence, gather_evidence
+from contribkit.repro.expect import expect_facts, suggestion
 
 _ALLCLOSE_DEFAULTS = {"rtol": "1e-05", "atol": "1e-08"}
 KIND_TEXTS = {
@@ -47,6 +48,7 @@ class ReproSpec:
     evidence: Evidence = field(default_factory=Evidence)
     timeout: float = 300.0  # the script's default time limit, in seconds
     refusal: str | None = None  # why the issue gets no repro (a feature request, a docs issue)
+    expect: str | None = None  # the oracle the user stated (--expect), else None: inferred ones
 
     @property
     def signature(self) -> Signature | None:
@@ -113,7 +115,7 @@ class ReproSpec:
     @property
     def incomplete(self) -> bool:
         """The verdict is CANNOT_RUN until the user edits the script."""
-        return bool(self.code.incomplete) or self.check == "fill"
+        return bool(self.code.incomplete) or (self.check == "fill" and not self.expect)
 
     @property
     def warnings(self) -> list[str]:
@@ -123,20 +125,30 @@ class ReproSpec:
         ]
         if self.code.incomplete:
             warnings.append("INCOMPLETE: " + self.code.incomplete)
-        elif self.check == "fill":
+        elif self.check == "fill" and not self.expect:
             warnings.append(
                 "INCOMPLETE: fill in check() in repro.py (the verdict is CANNOT_RUN until then)"
             )
         return warnings
 
 
-def build_spec(issue: Issue, parsed: ParsedIssue, digest: str, timeout: float = 300.0) -> ReproSpec:
+def build_spec(
+    issue: Issue,
+    parsed: ParsedIssue,
+    digest: str,
+    timeout: float = 300.0,
+    expect: str | None = None,
+) -> ReproSpec:
     code = prepare_code(parsed)
     refusal = refusal_reason(parsed)
     if refusal:  # written only with --force: a script that says CANNOT_RUN and why
         code.incomplete = refusal
         code.runs = False
     evidence = gather_evidence(issue, parsed, code.facts, code.edited, code.rewrite)
+    evidence.runtime["expect_facts"] = expect_facts(code, parsed, f"{issue.title}\n{issue.body}")
+    if expect is None and not evidence.oracles:
+        found = suggestion(evidence.runtime, parsed.signature is not None)
+        evidence.to_add += [f"or state the oracle: {found}"] if found else []
     check = choose_check(code, parsed.signature is not None, evidence.decides)
     kind = "crash" if parsed.signature else ("wrong-result" if check == "compare" else "unknown")
     return ReproSpec(
@@ -149,6 +161,7 @@ def build_spec(issue: Issue, parsed: ParsedIssue, digest: str, timeout: float = 
         evidence=evidence,
         timeout=timeout,
         refusal=refusal,
+        expect=expect,
     )
 
 

@@ -64,9 +64,11 @@ class TorchInfo:
 
 
 def probe_source(name: str) -> str:
-    from importlib import resources
-
-    return resources.files("contribkit.target.probes").joinpath(name).read_text(encoding="utf-8")
+    """The text of ``contribkit/target/probes/<name>``: a plain file of the package (installed
+    from a wheel or a checkout), read directly; importlib.resources would cost a warm command
+    more than the read itself."""
+    probes = Path(__file__).resolve().parent.parent / "target" / "probes"
+    return (probes / name).read_text(encoding="utf-8")
 
 
 def _mtime(path: str | None) -> float | None:

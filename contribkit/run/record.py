@@ -16,6 +16,7 @@ from typing import Any
 
 from contribkit.core.errors import BadInput
 from contribkit.core.fsutil import atomic_write
+from contribkit.target.reprolib import VERDICT_PREFIX
 
 SCHEMA = 1
 RUNS_DIR = Path(".contribkit") / "runs"
@@ -104,6 +105,11 @@ class Cell:
     counts: TestCounts | None = None
     tests: list[TestOutcome] = field(default_factory=list)
     required: bool = True  # must be green for the run (and the submit gate) to pass
+    # A repro's execution evidence and the rule that decided (the script's evidence line).
+    evidence: dict[str, Any] | None = None
+    engine: str = ""  # where the leg ran: local, ssh, ray, slurm ("": it did not run)
+    worker: str | None = None  # the machine that ran it (its host name)
+    sandbox: str | None = None  # "bwrap" or "none": how the leg was confined there
 
 
 @dataclass
@@ -125,6 +131,7 @@ class RunRecord:
     uncommitted: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     keyword: str | None = None  # `run -k`: only the tests matching it ran
+    oracle: str | None = None  # `run --oracle`: the repros decided by it
     contribkit_version: str = ""
     sandbox: str = "none"  # "bwrap" or "none": how the local legs were confined
     sandbox_reason: str = ""  # why: "bubblewrap", "bubblewrap (bwrap) is not installed", …
@@ -292,8 +299,9 @@ def cell_text(cell: Cell, durations: bool = True, details: bool = False) -> str:
 
 
 def _clip(text: str, width: int) -> str:
+    """``text`` on one line within ``width`` columns (0: whole)."""
     text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return text if width <= 0 or len(text) <= width else text[: width - 1] + "…"
 
 
 OUTCOME_WORDS = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "skipped": "SKIP"}
@@ -301,7 +309,7 @@ OUTCOME_WORDS = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "skipped"
 
 def failure_lines(record: RunRecord, width: int = 100) -> list[str]:
     """What went wrong, under the table: one line per cell that is not green (its detail), then
-    its failed tests, each within ``width`` columns."""
+    its failed tests, each within ``width`` columns (0: whole, for -v)."""
     lines = []
     for cell in record.cells:
         if is_green(cell, record.expect) or cell.status in SKIPPED:
@@ -310,13 +318,27 @@ def failure_lines(record: RunRecord, width: int = 100) -> list[str]:
             f" [{cell.interpreter}]" if len(record.interpreters) > 1 else ""
         )
         head = f"{cell.status}: {where}"
-        lines.append(
-            head + (f": {_clip(cell.detail, width - len(head) - 2)}" if cell.detail else "")
-        )
+        room = max(width - len(head) - 2, 20) if width else 0
+        lines.append(head + (f": {_clip(cell.detail, room)}" if cell.detail else ""))
         failed = [t.name for t in cell.tests if t.outcome in ("failed", "error")]
-        lines += [f"  {_clip(name, width - 2)}" for name in failed]
+        lines += [f"  {_clip(name, max(width - 2, 0))}" for name in failed]
         if cell.log_path:
             lines.append(f"  log: {cell.log_path}")
+    return lines
+
+
+def verdict_lines(record: RunRecord) -> list[str]:
+    """The verdict line of each repro cell that shows the expected verdict, whole (the cells that
+    do not are in :func:`failure_lines`): ``run repros/issue-N --expect reproduced`` ends with
+    what the script said, as running it would."""
+    lines = []
+    for cell in record.cells:
+        if cell.kind != "repro" or cell.verdict is None or not is_green(cell, record.expect):
+            continue
+        where = f"{cell.file} on {cell.device}" + (
+            f" [{cell.interpreter}]" if len(record.interpreters) > 1 else ""
+        )
+        lines.append(f"{where}: {VERDICT_PREFIX} {cell.verdict} {' '.join(cell.detail.split())}")
     return lines
 
 

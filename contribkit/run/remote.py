@@ -15,14 +15,11 @@ import shlex
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from contribkit.core.errors import BadInput
-from contribkit.core.proc import SECRET_PATTERNS, run_child, scrubbed_env
+from contribkit.core.proc import SECRET_PATTERNS, ChildResult, run_child, scrubbed_env
 from contribkit.run.probe import PROBE_MARKER, PROBE_TIMEOUT_S, TorchInfo, probe_source
-
-if TYPE_CHECKING:
-    from contribkit.run.runner import LegOutput
 
 MARKER = "CONTRIBKIT_REMOTE "
 # A remote command travels as one argument of the remote shell, which Linux caps at 128 KiB.
@@ -35,6 +32,34 @@ def _shell_word(path: str) -> str:
     if path.startswith("~/"):
         return "~/" + shlex.quote(path[2:])
     return shlex.quote(path)
+
+
+@dataclass
+class LegOutput:
+    """What a leg left behind, wherever it ran."""
+
+    returncode: int | None  # None: killed for its timeout
+    timed_out: bool
+    output: str
+    duration_s: float
+    junit_xml: str | None = None  # the pytest report's text, for test legs
+    error: str | None = None  # the leg could not be started where it should run
+
+    @classmethod
+    def from_child(
+        cls, result: ChildResult, junit: str | None, junit_path: Path | None
+    ) -> LegOutput:
+        """The leg's outcome; its JUnit report (``junit``, as the leg wrote it in its scratch
+        folder) is redacted and kept at ``junit_path``, a new file contribkit writes."""
+        from contribkit.core.fsutil import open_new
+        from contribkit.core.redact import redact
+
+        xml = None
+        if junit is not None and junit_path is not None:
+            xml = redact(junit)  # the leg wrote it: it may hold what the leg could read
+            with open_new(junit_path, replace=True) as fh:
+                fh.write(xml.encode("utf-8"))
+        return cls(result.returncode, result.timed_out, result.output, result.duration_s, xml)
 
 
 @dataclass(frozen=True)
@@ -113,26 +138,19 @@ class RemoteHost:
             hint="check that `ssh HOST` works without a prompt and run.cuda_python names an interpreter there",
         )
 
-    def run_leg(
+    def run_files(
         self,
-        path: Path,
-        *,
-        kind: str,
-        device: str,
+        files: dict[str, bytes],
+        argv: list[str],
         env: dict[str, str],
-        keyword: str | None,
         timeout: float,
-        log_path: Path,
+        log_path: Path | None,
     ) -> LegOutput:
-        from contribkit.run.runner import LegOutput, leg_argv
+        """Run one leg on the host: ``files`` written to a temporary folder there, ``argv``
+        after the host's interpreter (``run``'s legs and the ssh engine's)."""
 
-        name = path.name
-        # The bootstrap puts the host's interpreter first, so the argv starts after it.
-        argv = leg_argv("", kind, name, device, "junit.xml", keyword)[1:]
         try:
-            status, output, code, duration = self._call(
-                {name: path.read_bytes()}, argv, {**env}, timeout, log_path
-            )
+            status, output, code, duration = self._call(files, argv, {**env}, timeout, log_path)
         except BadInput as exc:  # too large to send: this leg fails, the others still run
             return LegOutput(None, False, "", 0.0, error=exc.message)
         if status is None:

@@ -13,7 +13,9 @@ capped log under ``.contribkit/runs/<id>/``), and its outcome becomes a :class:`
 CPU legs run in parallel up to ``jobs``; CUDA legs are serialised per GPU (one leg per GPU at a
 time, pinned with ``CUDA_VISIBLE_DEVICES``). Devices an interpreter lacks become NOT_AVAILABLE
 cells without running anything. With a remote CUDA host, CUDA legs run there over ssh
-(:mod:`contribkit.run.remote`).
+(:mod:`contribkit.run.remote`); with ``--engine ray|slurm`` every leg runs on that engine's
+workers. Each leg becomes an engine task (:mod:`contribkit.run.engine`), dispatched by
+:mod:`contribkit.run.dispatch`.
 """
 
 from __future__ import annotations
@@ -21,38 +23,28 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import queue
 import re
 import sys
-import threading
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from contribkit import __version__
 from contribkit.core.errors import BadInput, warn
-from contribkit.core.proc import ChildResult, kill_running, run_child, scrubbed_env
-from contribkit.core.redact import redact
-from contribkit.core.sandbox import Confinement, Sandbox
-from contribkit.core.verdict import last_line, parse_verdict
-from contribkit.git import cmd as gitcmd
+from contribkit.core.sandbox import Sandbox
+from contribkit.core.verdict import RUNTIME_FILE, parse_evidence, parse_verdict
+from contribkit.run.engine import JUNIT_SLOT, Engine, InPlace, LegResult, LegTask
 from contribkit.run.record import (
     Cell,
     Interpreter,
-    RunRecord,
     TestCounts,
     TestOutcome,
-    evaluate,
-    is_required,
-    new_record_id,
-    redacted,
-    runs_dir,
-    utc_now_iso,
-    write_record,
 )
+from contribkit.run.remote import LegOutput
+from contribkit.run.testdeps import error_cause
+from contribkit.target.reprojudge import signal_name
 from contribkit.target.reprolib import VERDICT_EXIT, VERDICT_PREFIX
+from contribkit.target.reprotrace import EVIDENCE_ENV
 
 if TYPE_CHECKING:
     from contribkit.core.config import Settings
@@ -170,11 +162,13 @@ def default_paths(
 # -- interpreters and devices -----------------------------------------------------------------
 @dataclass
 class Column:
-    """An interpreter that legs run with: local, or on a remote CUDA host."""
+    """An interpreter that legs run with: local, on a remote CUDA host, or on an engine's
+    workers (its path is then a path there)."""
 
     interpreter: Interpreter
     devices: tuple[str, ...]  # the devices this interpreter runs in this matrix
-    remote: RemoteHost | None = None
+    remote: RemoteHost | None = None  # ssh: its CUDA legs run on this host
+    engine: Engine | None = None  # ray, slurm: every leg runs there (None: local or ssh)
 
 
 def interpreter_from_probe(index: int, path: str, info: TorchInfo, host: str | None) -> Interpreter:
@@ -215,29 +209,6 @@ class Leg:
 
 
 @dataclass
-class LegOutput:
-    """What a leg left behind, wherever it ran."""
-
-    returncode: int | None  # None: killed for its timeout
-    timed_out: bool
-    output: str
-    duration_s: float
-    junit_xml: str | None = None  # the pytest report's text, for test legs
-    error: str | None = None  # the leg could not be started where it should run
-
-    @classmethod
-    def from_child(cls, result: ChildResult, junit_path: Path | None) -> LegOutput:
-        xml = None
-        if junit_path is not None and junit_path.is_file():
-            xml = junit_path.read_text(encoding="utf-8", errors="replace")
-            clean = redact(xml)
-            if clean != xml:  # the leg wrote it: it may hold what the leg could read
-                junit_path.write_text(clean, encoding="utf-8")
-                xml = clean
-        return cls(result.returncode, result.timed_out, result.output, result.duration_s, xml)
-
-
-@dataclass
 class RunOptions:
     devices: list[str]
     require: list[str] = field(default_factory=list)
@@ -247,6 +218,7 @@ class RunOptions:
     keyword: str | None = None  # pytest -k
     scrub: list[str] = field(default_factory=list)  # extra secret patterns
     sandbox: Sandbox = field(default_factory=lambda: Sandbox("none", "not asked for"))
+    oracle: str | None = None  # --oracle: the repros decide by it (their --expect), not their own
 
 
 def leg_env(device: str, kind: str, gpu: str | None) -> dict[str, str]:
@@ -258,17 +230,26 @@ def leg_env(device: str, kind: str, gpu: str | None) -> dict[str, str]:
     }
     if kind == "device-test":
         env["PYTORCH_TESTING_DEVICE_ONLY_FOR"] = device
+    if kind == "repro":  # the script prints its execution evidence for the record
+        env[EVIDENCE_ENV] = "1"
     if gpu is not None:
         env["CUDA_VISIBLE_DEVICES"] = gpu
     return env
 
 
 def leg_argv(
-    python: str, kind: str, file: str, device: str, junit: str | None, keyword: str | None
+    python: str,
+    kind: str,
+    file: str,
+    device: str,
+    junit: str | None,
+    keyword: str | None,
+    oracle: str | None = None,
 ) -> list[str]:
-    """The command of a leg; ``file`` and ``junit`` are paths as the running host sees them."""
+    """The command of a leg; ``file`` and ``junit`` are paths as the running host sees them;
+    ``oracle`` (``run --oracle``) is the repro's ``--expect``."""
     if kind == "repro":
-        return [python, file, "--device", device]
+        return [python, file, "--device", device, *(["--expect", oracle] if oracle else [])]
     argv = [python, "-m", "pytest", file, "-q", "-p", "no:cacheprovider", "--color=no"]
     argv.append(f"--junitxml={junit}")
     if keyword:
@@ -284,64 +265,69 @@ def artefact_stem(rel: str) -> str:
 
 
 class LegRunner:
-    """Runs legs of one matrix into one log folder."""
+    """Turns the legs of one matrix into engine tasks, and their results into cells."""
 
     def __init__(self, root: Path, logs_dir: Path, options: RunOptions) -> None:
         self.root = root
         self.logs_dir = logs_dir
         self.options = options
+        self.unconfined: dict[str, str] = {}  # "ray on node-1" -> why it ran without a sandbox
 
     def paths_for(self, leg: Leg) -> tuple[Path, Path]:
         stem = artefact_stem(relpath(leg.target.path, self.root))
         name = f"{stem}.{leg.device}.{leg.column.interpreter.index}"
         return self.logs_dir / f"{name}.log", self.logs_dir / f"{name}.xml"
 
-    def run(self, leg: Leg, gpu: str | None) -> Cell:
+    def task(self, key: int, leg: Leg) -> LegTask:
+        """The leg as any engine runs it: shipped (its file, argv after the interpreter) and,
+        for the local engine, in place (the checkout's file, its folder, its confinement)."""
         log_path, junit_path = self.paths_for(leg)
         kind = leg.target.kind
         junit = junit_path if kind != "repro" else None
-        env = leg_env(leg.device, kind, gpu)
-        if leg.column.remote is not None:
-            output = leg.column.remote.run_leg(
-                leg.target.path,
-                kind=kind,
-                device=leg.device,
-                env=env,
-                keyword=self.options.keyword,
-                timeout=self.options.timeout,
-                log_path=log_path,
-            )
-        else:
+        python = leg.column.interpreter.path
+        name = leg.target.path.name
+        shipped = leg_argv(
+            "", kind, name, leg.device, "junit.xml", self.options.keyword, self.options.oracle
+        )[1:]
+        in_place = None
+        if leg.column.remote is None and leg.column.engine is None:
             argv = leg_argv(
-                leg.column.interpreter.path,
+                python,
                 kind,
                 str(leg.target.path),
                 leg.device,
-                str(junit) if junit else None,
+                JUNIT_SLOT if junit else None,
                 self.options.keyword,
+                self.options.oracle,
             )
-            if junit is not None:
-                junit.unlink(missing_ok=True)
-            confine = Confinement(
+            cwd = leg.target.path.parent if kind == "repro" else self.root
+            readable = (self.root, leg.target.path.parent)
+            in_place = InPlace(
+                tuple(argv),
+                cwd,
+                python,
+                readable,
                 self.options.sandbox,
-                python=leg.column.interpreter.path,
-                readable=(self.root, leg.target.path.parent),
-                writable=(self.logs_dir,),
                 gpu=leg.device == "cuda",
+                junit_path=junit,
             )
-            try:
-                result = run_child(
-                    argv,
-                    env=scrubbed_env(extra_patterns=self.options.scrub, overrides=env),
-                    cwd=leg.target.path.parent if kind == "repro" else self.root,
-                    timeout=self.options.timeout,
-                    log_path=log_path,
-                    confine=confine,
-                )
-            except OSError as exc:  # the interpreter vanished or is not executable
-                output = LegOutput(None, False, "", 0.0, error=f"could not start {argv[0]}: {exc}")
-            else:
-                output = LegOutput.from_child(result, junit)
+        return LegTask(
+            key,
+            python,
+            tuple(shipped),
+            _LazyFiles(name, leg.target.path, kind),
+            leg_env(leg.device, kind, None),
+            self.options.timeout,
+            log_path=log_path,
+            gpu=leg.device == "cuda",
+            scrub=tuple(self.options.scrub),
+            in_place=in_place,
+        )
+
+    def cell(self, leg: Leg, result: LegResult) -> Cell:
+        log_path, _ = self.paths_for(leg)
+        output = result.output
+        kind = leg.target.kind
         cell = Cell(
             file=relpath(leg.target.path, self.root),
             kind=kind,
@@ -351,13 +337,18 @@ class LegRunner:
             exit_code=output.returncode,
             duration_s=round(output.duration_s, 3),
             log_path=relpath(log_path, self.root),
+            engine=result.engine,
+            worker=result.worker,
+            sandbox=result.sandbox,
         )
+        if result.sandbox != "bwrap" and result.engine != "local":
+            self.unconfined[f"{result.engine} on {result.worker}"] = result.sandbox_reason
         if output.error is not None:
             cell.detail = output.error
         elif output.timed_out:
             cell.status, cell.detail = "TIMEOUT", f"killed after {self.options.timeout:g}s"
         elif output.returncode is not None and output.returncode < 0:
-            cell.detail = f"killed by signal {-output.returncode}"
+            cell.detail = f"killed by {signal_name(-output.returncode)}"
         elif kind == "repro":
             read_repro_cell(cell, output)
         else:
@@ -365,16 +356,37 @@ class LegRunner:
         return cell
 
 
+class _LazyFiles(Mapping[str, bytes]):
+    """A leg's files, read when an engine ships them (the local engine never does): the file,
+    and for a repro the runtime module it loads from its own folder."""
+
+    def __init__(self, name: str, path: Path, kind: str) -> None:
+        self.paths = {name: path}
+        runtime = path.with_name(RUNTIME_FILE)
+        if kind == "repro" and runtime.is_file():
+            self.paths[RUNTIME_FILE] = runtime
+
+    def __getitem__(self, key: str) -> bytes:
+        return self.paths[key].read_bytes()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.paths)
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+
 def read_repro_cell(cell: Cell, output: LegOutput) -> None:
     verdict = parse_verdict(output.output)
     if verdict is None:
-        tail = last_line(output.output)
-        cell.detail = f"no verdict line (exit {output.returncode})" + (
-            f"; last output: {tail[:200]}" if tail else ""
-        )
+        cause = error_cause(output.output)
+        cell.detail = (
+            f"{cause} " if cause else ""
+        ) + f"(no verdict line, exit {output.returncode})"
         return
     word, detail = verdict
     cell.verdict = word
+    cell.evidence = parse_evidence(output.output)
     if VERDICT_EXIT[word] != output.returncode:
         cell.detail = f"verdict {word} but exit {output.returncode} (expected {VERDICT_EXIT[word]})"
     elif word == "CANNOT_RUN":
@@ -405,6 +417,9 @@ def parse_junit(xml_text: str, device: str) -> tuple[TestCounts, list[TestOutcom
             found = case.find(tag)
             if found is not None:
                 outcome, message = word, found.get("message") or (found.text or "").strip()
+                cause = error_cause(found.text or "") if word == "error" else ""
+                if cause and cause not in message:  # "collection failure": say what failed
+                    message = f"{cause} ({message})"
                 break
         counted = "errors" if outcome == "error" else outcome
         counts.total += 1
@@ -424,10 +439,10 @@ def parse_junit(xml_text: str, device: str) -> tuple[TestCounts, list[TestOutcom
 def read_test_cell(cell: Cell, output: LegOutput, device: str, keyword: str | None) -> None:
     code = output.returncode
     if output.junit_xml is None:
-        tail = last_line(output.output)
-        cell.detail = f"pytest wrote no JUnit report (exit {code})" + (
-            f": {tail[:200]}" if tail else ""
-        )
+        cause = error_cause(output.output)
+        cell.detail = (
+            f"{cause} " if cause else ""
+        ) + f"(pytest wrote no JUnit report, exit {code})"
         return
     try:
         counts, tests = parse_junit(output.junit_xml, device)
@@ -437,8 +452,10 @@ def read_test_cell(cell: Cell, output: LegOutput, device: str, keyword: str | No
     cell.counts, cell.tests = counts, tests
     bad = [t for t in tests if t.outcome in ("failed", "error")]
     if code in (2, 3, 4):
-        why = f": {bad[0].test_id}: {bad[0].message}" if bad else ""
-        cell.detail = f"pytest exit {code} ({PYTEST_EXITS[code]}){why}"
+        exit_text = f"pytest exit {code}, {PYTEST_EXITS[code]}"
+        cell.detail = (  # the cause first: a collection error's import, say
+            f"{bad[0].message} ({exit_text}: {bad[0].test_id})" if bad else exit_text
+        )
     elif bad:
         cell.status = "FAIL"
         cell.detail = f"{bad[0].test_id}: {bad[0].message}"
@@ -492,152 +509,8 @@ def gpu_ids(count: int, environ: dict[str, str] | None = None) -> list[str]:
 ProgressFn = Callable[[int, int, Cell], None]
 
 
-def execute(
-    legs: Sequence[Leg], runner: LegRunner, jobs: int, progress: ProgressFn | None = None
-) -> dict[int, Cell]:
-    """Run ``legs``: CPU (and MPS) legs up to ``jobs`` at a time, CUDA legs one per GPU.
-
-    Returns cells by leg index. Ctrl-C, SIGTERM or SIGHUP (``Terminated``) kills every running
-    leg's process group and re-raises.
-    """
-    cells: dict[int, Cell] = {}
-    done_lock = threading.Lock()
-    stopping = threading.Event()
-    pools: dict[str | None, tuple[ThreadPoolExecutor, queue.Queue[str]]] = {}
-    cpu_pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="leg-cpu")
-
-    def pool_for(leg: Leg) -> tuple[ThreadPoolExecutor, queue.Queue[str] | None]:
-        if leg.device != "cuda":
-            return cpu_pool, None
-        host = leg.column.remote.host if leg.column.remote else None
-        if host not in pools:
-            # A CUDA leg is planned only where the probe saw a GPU under this mask: ids is not empty.
-            ids = gpu_ids(leg.column.interpreter.device_count, {} if host else None)
-            free: queue.Queue[str] = queue.Queue()
-            for gpu in ids:
-                free.put(gpu)
-            pools[host] = (ThreadPoolExecutor(len(ids), thread_name_prefix="leg-gpu"), free)
-        return pools[host]
-
-    def run_one(index: int, leg: Leg, free: queue.Queue[str] | None) -> None:
-        if stopping.is_set():
-            return
-        gpu = free.get() if free is not None else None
-        try:
-            cell = runner.run(leg, gpu)
-        finally:
-            if free is not None and gpu is not None:
-                free.put(gpu)
-        with done_lock:
-            cells[index] = cell
-            if progress is not None:
-                progress(len(cells), len(legs), cell)
-
-    futures: list[Future[None]] = []
-    try:
-        for index, leg in enumerate(legs):
-            pool, free = pool_for(leg)
-            futures.append(pool.submit(run_one, index, leg, free))
-        for fut in _as_they_finish(futures):
-            fut.result()
-    except BaseException:
-        stopping.set()
-        for fut in futures:
-            fut.cancel()
-        # Until every worker has returned: a leg may start between two kills.
-        while not all(fut.done() for fut in futures):
-            kill_running()
-            wait(futures, timeout=0.1)
-        raise
-    finally:
-        for pool in (cpu_pool, *(p for p, _ in pools.values())):
-            pool.shutdown(wait=True, cancel_futures=True)
-    return cells
-
-
-def _as_they_finish(futures: list[Future[None]]) -> Iterator[Future[None]]:
-    pending = set(futures)
-    while pending:
-        # A timeout keeps the main thread waking up, so Ctrl-C is seen promptly.
-        done, pending = wait(pending, timeout=0.5, return_when="FIRST_COMPLETED")
-        yield from done
-
-
-@dataclass
-class RunResult:
-    record: RunRecord
-    path: Path
-
-
 def file_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def run_matrix(
-    root: Path,
-    targets: Sequence[Target],
-    columns: Sequence[Column],
-    options: RunOptions,
-    *,
-    notes: Sequence[str] = (),
-    progress: ProgressFn | None = None,
-) -> RunResult:
-    """Run every leg, then write the record (atomically) and return it."""
-    from contribkit.git import facts as gitfacts
-
-    gitcmd.ensure_excluded(root)  # before anything is written under .contribkit/
-    before = gitfacts.tree_state(root)
-    run_id = new_record_id(before.head)
-    logs_dir = runs_dir(root) / run_id
-    logs_dir.mkdir(parents=True, exist_ok=True)
-    files = {relpath(t.path, root): file_digest(t.path) for t in targets}
-    planned = plan(root, targets, columns)
-    legs = [p for p in planned if isinstance(p, Leg)]
-    ran = execute(legs, LegRunner(root, logs_dir, options), options.jobs, progress)
-    ran_iter = iter(ran[i] for i in range(len(legs)))
-    cells = [next(ran_iter) if isinstance(p, Leg) else p for p in planned]
-    all_notes = list(notes)
-    for target in targets:
-        if target.kind == "pytest" and not any(c.file == relpath(target.path, root) for c in cells):
-            all_notes.append(
-                f"{relpath(target.path, root)} is a plain test file: it runs only in the cpu "
-                "column, which --devices leaves out"
-            )
-    for cell in cells:
-        cell.required = is_required(cell, options.require)
-    remote = [c.interpreter.host for c in columns if c.remote is not None and c.devices]
-    if options.sandbox.active and remote:
-        all_notes.append(f"the CUDA legs on {remote[0]} ran without a sandbox (remote host)")
-    after = gitfacts.tree_state(root)
-    dirty = before.dirty
-    if (after.head, after.diff_hash) != (before.head, before.diff_hash):
-        dirty = True
-        all_notes.append("the tree changed while the run was going; the record counts as dirty")
-    ok, reason = evaluate(cells, options.expect)
-    record = RunRecord(
-        id=run_id,
-        created=utc_now_iso(),
-        head=before.head,
-        branch=before.branch,
-        dirty=dirty,
-        diff_hash=before.diff_hash,
-        expect=options.expect,
-        devices=list(options.devices),
-        require=list(options.require),
-        interpreters=[c.interpreter for c in columns],
-        cells=cells,
-        files=files,
-        ok=ok,
-        reason=reason,
-        uncommitted=list(before.uncommitted[:200]),
-        notes=all_notes,
-        keyword=options.keyword,
-        contribkit_version=__version__,
-        sandbox=options.sandbox.kind,
-        sandbox_reason=options.sandbox.reason,
-    )
-    record = redacted(record)
-    return RunResult(record, write_record(root, record))
 
 
 def local_columns(
@@ -657,6 +530,18 @@ def local_columns(
         info = remote.probe()
         interp = interpreter_from_probe(len(columns) + 1, remote.python, info, remote.host)
         columns.append(Column(interp, ("cuda",), remote))
+    return columns
+
+
+def engine_columns(pythons: Sequence[str], devices: Sequence[str], engine: Engine) -> list[Column]:
+    """Probe each interpreter on ``engine``'s workers (a GPU one when the matrix has cuda and
+    the engine has GPUs) and give it every device of the matrix."""
+    gpu = "cuda" in devices and engine.gpus_available()
+    columns = []
+    for index, python in enumerate(dict.fromkeys(pythons), start=1):
+        info = engine.probe(python, gpu=gpu)
+        interp = interpreter_from_probe(index, python, info, engine.label)
+        columns.append(Column(interp, tuple(devices), engine=engine))
     return columns
 
 
@@ -681,10 +566,12 @@ def parse_devices(value: str | Sequence[str]) -> list[str]:
 
 
 def progress_line(done: int, total: int, cell: Cell) -> None:
+    from contribkit.core.termsafe import clean
     from contribkit.run.record import cell_text
 
+    line = f"[{done}/{total}] {cell.file} {cell.device} [{cell.interpreter}]: {cell_text(cell)}"
     print(
-        f"[{done}/{total}] {cell.file} {cell.device} [{cell.interpreter}]: {cell_text(cell)}",
+        clean(line, single_line=True),  # a skip reason is the child's text
         file=sys.stderr,
         flush=True,
     )

@@ -7,7 +7,8 @@ latest record back.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import contextlib
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,6 +17,7 @@ from contribkit.core.workspace import Workspace
 
 if TYPE_CHECKING:
     from contribkit.core.config import Settings
+    from contribkit.run.engine import EngineConfig
     from contribkit.run.record import RunRecord
     from contribkit.run.remote import RemoteHost
     from contribkit.run.runner import RunOptions
@@ -31,11 +33,13 @@ class RunRequest:
     require: tuple[str, ...] = ()
     expect: str = "not-reproduced"
     keyword: str | None = None
+    oracle: str | None = None  # --oracle: the repros' --expect for this run
     cuda_host: str | None = None
     cuda_python: str | None = None
     junit_file: Path | None = None
     last: bool = False  # read the latest record back instead of running
     allow_network: bool = False  # legs may use the network (under the sandbox they may not)
+    engine: str | None = None  # local, ray, slurm (default: the run.engine setting)
 
 
 @dataclass
@@ -43,6 +47,7 @@ class RunOutcome:
     root: Path
     path: Path  # the record's file
     record: RunRecord
+    hints: list[str] = field(default_factory=list)  # commands that fix what made cells ERROR
 
     @property
     def exit_code(self) -> int:
@@ -54,7 +59,8 @@ def run_session(request: RunRequest) -> RunOutcome:
     the tree moved on since)."""
     from contribkit.core.fsutil import atomic_write, check_writable
     from contribkit.core.workspace import resolve_python
-    from contribkit.run import runner
+    from contribkit.run import dispatch, runner
+    from contribkit.run.dispatch import make_engine
     from contribkit.run.probe import install_torch_hint
 
     ws = Workspace.load()
@@ -65,10 +71,19 @@ def run_session(request: RunRequest) -> RunOutcome:
         return last_outcome(root)
     settings = ws.settings
     run_options = options_for(request, settings)
-    interpreters = [resolve_python(p) for p in request.pythons] or [ws.python()]
+    config = engine_config(request, settings, root)
+    if config.name == "local":
+        interpreters = [resolve_python(p) for p in request.pythons] or [ws.python()]
+    else:  # paths on the workers: nothing to resolve here
+        interpreters = list(request.pythons) or [ws.python()]
     if request.junit_file is not None:
         check_writable(request.junit_file)  # before the run, not after it
     remote = remote_host(request, settings)
+    if remote is not None and config.name != "local":
+        raise BadInput(
+            f"--cuda-host sends CUDA legs over ssh; --engine {config.name} sends every leg there",
+            hint="drop --cuda-host (or unset run.cuda_host) with --engine " + config.name,
+        )
     notes: list[str] = []
     if request.paths:
         found = list(request.paths)
@@ -80,21 +95,58 @@ def run_session(request: RunRequest) -> RunOutcome:
                 hint="pass PATHS, e.g. contribkit run repros/issue-170398 test/test_nn.py",
             )
     targets = list(dict.fromkeys(runner.classify(p) for p in found))
-    columns = runner.local_columns(interpreters, run_options.devices, settings, remote)
-    for column in columns:
-        if column.remote is None and column.interpreter.torch_version is None:
-            warn(
-                f"{column.interpreter.path} cannot import torch: its cells will say so; "
-                + install_torch_hint(column.interpreter.path)
-            )
-    result = runner.run_matrix(
-        root, targets, columns, run_options, notes=notes, progress=runner.progress_line
-    )
+    with contextlib.ExitStack() as stack:
+        if config.name == "local":  # its engines are made per column (ssh hosts too)
+            columns = runner.local_columns(interpreters, run_options.devices, settings, remote)
+        else:
+            from contribkit.git import cmd as gitcmd
+
+            gitcmd.ensure_excluded(root)  # before .contribkit/slurm holds a job's files
+            engine = stack.enter_context(make_engine(config, run_options.jobs))
+            columns = runner.engine_columns(interpreters, run_options.devices, engine)
+        for column in columns:
+            if column.remote is None and column.interpreter.torch_version is None:
+                warn(
+                    f"{column.interpreter.path} cannot import torch: its cells will say so; "
+                    + install_torch_hint(column.interpreter.path)
+                )
+        result = dispatch.run_matrix(
+            root, targets, columns, run_options, notes=notes, progress=runner.progress_line
+        )
     if request.junit_file is not None:
         from contribkit.run.record import to_junit
 
         atomic_write(request.junit_file, to_junit(result.record), force=True)
-    return RunOutcome(root, result.path, result.record)
+    hints = missing_module_hints(result.record, settings, root)
+    return RunOutcome(root, result.path, result.record, hints)
+
+
+def missing_module_hints(record: RunRecord, settings: Settings, root: Path) -> list[str]:
+    """For each local interpreter whose cells failed to import a test module (pytest, numpy,
+    expecttest, hypothesis), the one line that installs every one it lacks, as doctor prints it."""
+    from contribkit.core.cache import JsonCache, cache_root
+    from contribkit.run.testdeps import KNOWN, check_test_deps, missing_module
+
+    hints = []
+    for interp in record.interpreters:
+        named = {
+            missing_module(cell.detail)
+            for cell in record.cells
+            if cell.status == "ERROR" and cell.interpreter == interp.index
+        }
+        wanted = sorted(m for m in named if m in KNOWN)
+        if interp.host is not None or not wanted:
+            continue
+        deps = check_test_deps(
+            interp.path,
+            JsonCache(cache_root(settings), "probes"),
+            scrub=settings.names("scrub_env"),
+            also=wanted,
+            root=root,
+        )
+        if deps.missing:
+            hints.append(deps.fix)
+    return hints
 
 
 def options_for(request: RunRequest, settings: Settings) -> RunOptions:
@@ -109,14 +161,10 @@ def options_for(request: RunRequest, settings: Settings) -> RunOptions:
             f"--require {missing[0]} needs {missing[0]} in --devices",
             hint=f"add it: --devices {','.join([*device_list, *missing])}",
         )
-    from contribkit.core.cache import cache_root
-    from contribkit.core.sandbox import choose
+    from contribkit.core.sandbox import from_settings
+    from contribkit.repro.expect import check_expect
 
-    sandbox = choose(
-        settings.text("run.sandbox"),
-        network=request.allow_network,
-        cache=cache_root(settings) / "compile",
-    )
+    sandbox = from_settings(settings, network=request.allow_network)
     return runner.RunOptions(
         devices=device_list,
         require=required,
@@ -124,8 +172,36 @@ def options_for(request: RunRequest, settings: Settings) -> RunOptions:
         timeout=request.timeout or settings.number("run.timeout"),
         jobs=request.jobs or settings.integer("run.jobs") or runner.default_jobs(),
         keyword=request.keyword,
+        oracle=check_expect(request.oracle, "--oracle") if request.oracle else None,
         scrub=list(settings.names("scrub_env")),
         sandbox=sandbox,
+    )
+
+
+def engine_config(request: RunRequest, settings: Settings, root: Path) -> EngineConfig:
+    """Where the legs go: ``--engine``, else ``run.engine``, with the engine's settings
+    (a repository's own file chooses none of them until trusted: core/trust.py)."""
+    from contribkit.run.engine import ENGINES, EngineConfig
+
+    name = request.engine or settings.text("run.engine")
+    if name not in ENGINES:
+        raise BadInput(
+            f"unknown engine '{name}'", hint=f"engines are {', '.join(ENGINES)}, e.g. --engine ray"
+        )
+    gpus = settings.integer("ray.num_gpus")
+    folder = settings.optional_text("slurm.folder")
+    parallel = settings.integer(f"{name}.max_parallel") if name != "local" else 0
+    return EngineConfig(
+        name=name,
+        ray_address=settings.optional_text("ray.address"),
+        ray_num_cpus=max(1, settings.integer("ray.num_cpus")),
+        ray_num_gpus=None if gpus < 0 else gpus,
+        slurm_cluster=settings.text("slurm.cluster"),
+        slurm_folder=Path(folder).expanduser() if folder else root / ".contribkit" / "slurm",
+        slurm_partition=settings.optional_text("slurm.partition"),
+        max_parallel=request.jobs or max(0, parallel),
+        sandbox_mode=settings.text("run.sandbox"),
+        network=request.allow_network,
     )
 
 

@@ -1,30 +1,33 @@
-# contribkit repro runtime, part 2: the Repro driver. Embedded verbatim in every generated repro
-# script after reprojudge.py (the judging functions; this file's import of them is dropped
-# there), so it is standard-library only, runs on Python 3.9+, and has no __future__ imports.
+# contribkit repro runtime, part 3: the Repro driver. Embedded verbatim in every generated repro
+# script after reprojudge.py (the judging functions) and reprotrace.py (the execution evidence;
+# this file's import of both is dropped there), so it is standard-library only, runs on Python
+# 3.9+, and has no __future__ imports.
 # The verdict contract (see contribkit's README): the last line printed is
 #   contribkit-verdict: <VERDICT> [<oracle>] <detail>
 # with exit 0 NOT_REPRODUCED, 1 REPRODUCED, 125 CANNOT_RUN (compatible with `git bisect run`).
 # The script re-runs itself in a child process under a time limit, so that a hang ends in
-# CANNOT_RUN and a crash (a signal) is seen and judged.
+# CANNOT_RUN and a crash (a signal) is seen and judged; that child is confined (reproconfine.py).
 import argparse
 import atexit
 import json
 import os
 import random
-import signal
 import subprocess
 import sys
-import tempfile
 import time
 import traceback
 from typing import Any, Callable, Dict, List, NoReturn, Optional
 
-# contribkit:judge-import (a script holds reprojudge.py's text above instead of this import)
+# contribkit:judge-import (the runtime module holds the other files' text above instead)
+from contribkit.target.reproconfine import Confined
+from contribkit.target.reproexpect import EXPECT_AUTO, EXPECT_USAGE, UserOracle, abstain_hint
 from contribkit.target.reprojudge import (
+    DEVICE_GAP,
     compare_unit,
     describe,
     dynamo_counts,
     dynamo_recompiles,
+    evidence_rule,
     judge_outputs,
     judge_recompiles,
     judge_runs,
@@ -33,6 +36,14 @@ from contribkit.target.reprojudge import (
     printed_signature,
     signal_name,
     signature_matches,
+)
+from contribkit.target.reprotrace import (
+    EVIDENCE_ENV,
+    EVIDENCE_PREFIX,
+    Recorder,
+    explain_lines,
+    issue_needs,
+    main_file,
 )
 
 # contribkit:end-judge-import
@@ -134,6 +145,7 @@ class Repro:
         incomplete: Optional[str] = None,
         evidence: Optional[Dict[str, Any]] = None,
         timeout: float = DEFAULT_TIMEOUT,
+        expect: Optional[str] = None,
     ) -> None:
         self.issue = issue
         self.signature = signature
@@ -143,6 +155,9 @@ class Repro:
         self.incomplete = incomplete
         self.evidence: Dict[str, Any] = dict(evidence or {})
         self.timeout = timeout
+        self.expect = expect  # the oracle the user stated (`--expect`), else None
+        self.user: Optional[UserOracle] = None
+        self.raised_error: Optional[BaseException] = None
         self.device = default_device
         self.as_json = False
         self.exit_requested: List[Any] = []
@@ -154,6 +169,10 @@ class Repro:
         self._argv: List[str] = []
         self._started = 0.0
         self._differential: "Optional[tuple[Callable[[], Any], Callable[[], Any]]]" = None
+        self._confined: Optional[Confined] = None  # the supervisor's confined child
+        self.record: Optional[Recorder] = None  # what the issue's code executed (None: not here)
+        self.explain = False
+        self._raised_on: "Optional[tuple[str, List[str]]]" = None  # the torch op that raised
 
     # -- start ------------------------------------------------------------------------
     def start(self, argv: Optional[List[str]] = None) -> str:
@@ -166,22 +185,42 @@ class Repro:
             "--json", action="store_true", help="print the verdict as one JSON object"
         )
         parser.add_argument(
+            "--explain",
+            action="store_true",
+            help="print the execution evidence and the rule that decided, before the verdict",
+        )
+        parser.add_argument(
             "--timeout",
             type=float,
             default=self.timeout,
-            help="seconds before CANNOT_RUN (default %(default)s; 0: no limit, no child process)",
+            help="seconds before CANNOT_RUN (default %(default)s; 0: no limit)",
+        )
+        parser.add_argument(
+            "--expect",
+            metavar="ORACLE",
+            help="the oracle that decides, instead of the repro's (%s): %s, or %s"
+            % (self.expect or EXPECT_AUTO, EXPECT_USAGE, EXPECT_AUTO),
         )
         self._argv = list(sys.argv)
         self._started = time.monotonic()
         args, rest = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
         self.as_json = args.json
+        self.explain = args.explain
         self.timeout = args.timeout
         self.device = args.device or os.environ.get("CONTRIBKIT_DEVICE") or self.default_device
-        if self.timeout > 0 and os.environ.get(CHILD_ENV) != "1" and os.path.isfile(sys.argv[0]):
+        self.expect = self.expect if args.expect is None else args.expect
+        if self.expect and self.expect != EXPECT_AUTO:  # the stated oracle decides (reproexpect)
+            try:
+                self.user = UserOracle(self, self.expect)
+            except ValueError as exc:
+                parser.error(str(exc))
+            self.user.supervise(CHILD_ENV)
+        if os.environ.get(CHILD_ENV) != "1" and os.path.isfile(sys.argv[0]):
             self._supervise()
         sys.argv = sys.argv[:1] + rest  # the issue's code may read its own arguments
         tee = ("units", "determinism")
-        if (self.signature and self.signature.get("message")) or any(map(self.evidence.get, tee)):
+        said = self.signature and self.signature.get("message")
+        if self.user is not None or said or any(map(self.evidence.get, tee)):
             sys.stdout = self._stdout = _Tee(sys.stdout)
             sys.stderr = self._stderr = _Tee(sys.stderr)
         sys.excepthook = self._excepthook
@@ -190,76 +229,80 @@ class Repro:
         self._record_skips()
         self._check_device()
         self._seed()
+        self.record = Recorder(main_file())
+        self.record.start()
         self.mark(0)
         return self.device
 
     def _supervise(self) -> NoReturn:
-        """Run this script again in a child under the time limit; judge a crash or a hang.
+        """Run this script again in a confined child under the time limit; judge a crash or a
+        hang.
 
         For the determinism oracle, a child that ran the code to its end writes what it printed
         to a file and exits COMPARE_EXIT; a second child runs it again, and the two compare."""
         env = dict(os.environ, **{CHILD_ENV: "1"})
         self._done = True
-        deadline = time.monotonic() + self.timeout
+        self._confined = Confined()
+        deadline = time.monotonic() + self.timeout if self.timeout > 0 else None
         if self.evidence.get("determinism"):  # the two runs differ in torch, not in str hashes
             env["PYTHONHASHSEED"] = "0"
         if not self.evidence.get("determinism"):
             self._relay(self._child(env, deadline))
-        with tempfile.TemporaryDirectory(prefix="contribkit-repro-") as folder:
-            runs: List[List[str]] = []
-            for run in (1, 2):
-                env[OUTPUT_ENV] = path = os.path.join(folder, "run%d.json" % run)
-                code = self._child(env, deadline)
-                if code != COMPARE_EXIT or not os.path.isfile(path):
-                    self._relay(code)
-                with open(path, encoding="utf-8") as handle:
-                    runs.append(list(json.load(handle)))
-                if run == 1:
-                    print("contribkit: running the code again to compare", file=sys.stderr)
-            verdict, detail = judge_runs(runs[0], runs[1])
+        runs: List[List[str]] = []
+        for run in (1, 2):
+            env[OUTPUT_ENV] = path = os.path.join(self._confined.scratch, "run%d.json" % run)
+            code = self._child(env, deadline)
+            try:  # the child wrote it: never through a link it planted
+                handle = os.fdopen(os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)))
+            except OSError:
+                self._relay(code)
+            if code != COMPARE_EXIT:
+                self._relay(code)
+            with handle:
+                runs.append([str(line) for line in json.load(handle)])
+            if run == 1:
+                print("contribkit: running the code again to compare", file=sys.stderr)
+        verdict, detail = judge_runs(runs[0], runs[1])
         if verdict == "NOT_REPRODUCED" and self.evidence.get("determinism_within"):
             verdict = "CANNOT_RUN"
             detail += ", but the code compares results within one run: read what it printed"
         self.verdict(verdict, detail, "determinism" if verdict != "CANNOT_RUN" else "")
 
-    def _child(self, env: Dict[str, str], deadline: float) -> int:
-        """The exit code of this script run again in a child, before ``deadline``."""
+    def _child(self, env: Dict[str, str], deadline: Optional[float]) -> int:
+        """The exit code of this script run again in a confined child, before ``deadline``;
+        nothing it started outlives it."""
+        assert self._confined is not None
         try:
-            child = subprocess.Popen(
-                [sys.executable, *sys.argv], env=env, start_new_session=os.name == "posix"
-            )
+            child = self._confined.start([sys.executable, *sys.argv], env)
         except OSError as exc:
             self.verdict("CANNOT_RUN", "could not start the child process: " + describe(exc))
         try:
-            return child.wait(timeout=max(deadline - time.monotonic(), 0.01))
+            left = None if deadline is None else max(deadline - time.monotonic(), 0.01)
+            code = self._confined.exit_code(child, child.wait(timeout=left))
         except subprocess.TimeoutExpired:
-            self._kill(child)
+            self._confined.end(child)
             self.verdict("CANNOT_RUN", "timed out after %g s" % self.timeout)
         except KeyboardInterrupt:
-            self._kill(child)
+            self._confined.end(child)
+            self._confined.remove()
             os._exit(130)
+        self._confined.end(child)
+        return code
 
     def _relay(self, code: int) -> NoReturn:
         """End as the child ended: its verdict, a signal judged, or CANNOT_RUN."""
         if code in VERDICT_EXIT.values() or code == 130:
+            if self._confined is not None:
+                self._confined.remove()
             os._exit(code)
         if code < 0:
             self._judge_signal(-code)
         self.verdict("CANNOT_RUN", "the script exited with %d and no verdict" % code)
 
-    @staticmethod
-    def _kill(child: "subprocess.Popen[bytes]") -> None:
-        try:
-            if os.name == "posix":
-                os.killpg(child.pid, signal.SIGKILL)
-            else:
-                child.kill()
-        except OSError:
-            pass
-        child.wait()
-
     def _judge_signal(self, number: int) -> NoReturn:
         name = signal_name(number)
+        if self.user is not None:
+            self.user.signalled(name)
         if self.evidence.get("crash"):
             self.verdict("REPRODUCED", "the process was killed by " + name, "crash")
         self.verdict(
@@ -370,11 +413,15 @@ class Repro:
     def finish(self, check: Optional[Callable[[], None]] = None) -> NoReturn:
         """The issue's code ran to the end: decide by the strongest evidence there is."""
         self.mark(-1)
+        if self.record is not None:
+            self.record.stop(ran_to_end=True)
         if self.incomplete:
             self.verdict("CANNOT_RUN", "INCOMPLETE: " + self.incomplete)
+        if self.user is not None:
+            check = self.user.finished(check)
         if check is not None:
             self._run_check(check)
-        self._completed("completed on " + self.device)
+        self._completed("completed on " + self._ran_on())
 
     def _run_check(self, check: Callable[[], None]) -> NoReturn:
         oracle = self.evidence.get("check_oracle") or "check"
@@ -390,7 +437,7 @@ class Repro:
             if judged is not None:
                 self.verdict(*judged)
             self.verdict("CANNOT_RUN", "check() raised " + describe(exc))
-        self.verdict("NOT_REPRODUCED", "check passed on " + self.device, oracle)
+        self.verdict("NOT_REPRODUCED", "check passed on " + self._ran_on(), oracle)
 
     def _unit_outputs(self) -> Dict[int, List[str]]:
         """Printed lines per unit id (id 0: everything the issue's code printed)."""
@@ -428,6 +475,8 @@ class Repro:
 
     def _completed(self, how: str) -> NoReturn:
         """The code ended without raising: decide by the evidence the issue gives."""
+        if self.user is not None:
+            self.user.completed(how)
         sig = self.signature
         if sig and sig.get("message"):
             seen = "".join(t.seen for t in (self._stdout, self._stderr) if t is not None)
@@ -553,6 +602,12 @@ class Repro:
             sys.stderr.flush()
             os._exit(130)  # aborts a `git bisect run`, as an interruption should
         traceback.print_exception(exc_type, exc, tb)
+        self.raised_error = exc
+        if self.record is not None:  # before a stated oracle decides on the error
+            self.record.stop(ran_to_end=False)
+            self._raised_on = self.record.raised_by(exc)
+        if self.user is not None:
+            self.user.raised(exc)
         verdict, detail, oracle = self.classify(exc)
         if verdict == "CANNOT_RUN":
             verdict, detail, oracle = self._diverges(exc) or (verdict, detail, oracle)
@@ -609,12 +664,30 @@ class Repro:
                 "CANNOT_RUN", "the issue's code exited with " + repr(self.exit_requested[-1])
             )
         self.mark(-1)
-        self._completed("the issue's code exited cleanly on " + self.device)
+        if self.record is not None:
+            self.record.stop(ran_to_end=True)
+        self._completed("the issue's code exited cleanly on " + self._ran_on())
 
     def verdict(self, verdict: str, detail: str, oracle: str = "") -> NoReturn:
-        reported = self.evidence.get("reported_device")
+        reported = str(self.evidence.get("reported_device") or "")
         ran_on = self.device.split(":", 1)[0]
-        if verdict != "CANNOT_RUN" and reported and reported != ran_on and oracle != "signature":
+        recorded = self.record is not None and self.record.mode is not None
+        rule = ""
+        if verdict == "NOT_REPRODUCED" and self.skipped:
+            detail = "the issue's test skipped here: " + ", ".join(self.skipped)[:200]
+            verdict, oracle = "CANNOT_RUN", ""
+            detail += "; run it where it does not skip, or remove the skip"
+        elsewhere = False  # the code ran on another device than the issue reports the bug on
+        if verdict != "CANNOT_RUN" and recorded:
+            rule, gap = self._evidence_rule(verdict, oracle)
+            if gap.startswith(DEVICE_GAP) and reported:
+                ran_on, elsewhere = self._ran_on(), True  # the device named is the one that ran
+            elif gap:
+                detail = detail[:200] + "; not decisive, as " + gap + ": " + _TO_DECIDE
+                verdict, oracle = "CANNOT_RUN", ""
+        elif verdict != "CANNOT_RUN" and reported and reported != ran_on:
+            elsewhere = oracle != "signature"
+        if elsewhere:
             detail = (
                 "the issue reports the bug on "
                 + reported
@@ -631,13 +704,23 @@ class Repro:
                 + " is available"
             )
             verdict, oracle = "CANNOT_RUN", "device"
-        if verdict == "NOT_REPRODUCED" and self.skipped:
-            detail = "the issue's test skipped here: " + ", ".join(self.skipped)[:200]
-            verdict, oracle = "CANNOT_RUN", ""
-            detail += "; run it where it does not skip, or remove the skip"
+        if self.user is not None and oracle not in ("", "device"):
+            oracle = self.user.tag  # the stated oracle decided, through whichever judge
+        elif verdict == "CANNOT_RUN" and self.user is None and oracle != "device":
+            detail += abstain_hint(self, detail)  # the --expect that would decide it
         self._done = True
+        if self._confined is not None:
+            self._confined.remove()
         code = VERDICT_EXIT[verdict]
         sys.stderr.flush()
+        evidence = self.record.document() if self.record is not None else None
+        if self._stdout is not None:
+            sys.stdout = self._stdout._stream
+        if self.explain or os.environ.get(EVIDENCE_ENV) == "1":
+            print(EVIDENCE_PREFIX + " " + json.dumps({"evidence": evidence, "rule": rule}))
+        if self.explain:
+            for line in explain_lines(evidence, rule or "the oracle decided alone"):
+                print("contribkit-explain: " + line)
         if self.as_json:
             line = json.dumps(
                 {
@@ -646,14 +729,33 @@ class Repro:
                     "detail": detail,
                     "exit_code": code,
                     "issue": self.issue,
-                    "device": self.device,
+                    "device": self._ran_on(),
                     "signature": self._expected() or None,
+                    "expect": self.user.value if self.user is not None else None,
+                    "evidence": evidence,
+                    "rule": rule or None,
                 }
             )
         else:
             tag = " [" + oracle + "]" if oracle else ""
             line = VERDICT_PREFIX + " " + verdict + tag + " " + detail
-        if self._stdout is not None:
-            sys.stdout = self._stdout._stream
         print(line, flush=True)
         os._exit(code)
+
+    # -- the rules over the execution evidence --------------------------------------------
+    def _ran_on(self) -> str:
+        """The device the issue's operations ran on (from the evidence), else the flag's."""
+        devices = self.record.devices() if self.record is not None else []
+        return ", ".join(devices) if devices else self.device
+
+    def _evidence_rule(self, verdict: str, oracle: str) -> "tuple[str, str]":
+        """The rule a definite verdict must meet, and what the evidence lacks ("" when none)."""
+        assert self.record is not None
+        raised = self._raised_on
+        needs = issue_needs(self.evidence, raised[0] if raised else "")
+        if oracle == "determinism":  # decided from two child runs, each recorded there
+            return "", ""
+        return evidence_rule(self.record.document(), needs, verdict, oracle, raised)
+
+
+_TO_DECIDE = "run it where that holds, or decide by reading its output"

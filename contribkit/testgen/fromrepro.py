@@ -9,6 +9,7 @@ import ast
 import builtins
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,9 @@ from typing import Any
 from contribkit.core.astnames import source_lines
 from contribkit.core.errors import BadInput
 from contribkit.core.render import render
+from contribkit.target.reproexpect import TWO_RUNS
 from contribkit.testgen.areas import repro_area, slug
+from contribkit.testgen.expectbodies import expect_body
 from contribkit.testgen.oracles import (
     OracleBody,
     assert_body,
@@ -112,6 +115,9 @@ def read_repro(folder: Path) -> ReproSource:
         )
     code = "".join(lines[starts[0] + 1 : ends[0]])
     reason = _incomplete_reason(tree)
+    stated = meta.get("expect") if isinstance(meta.get("expect"), str) else None
+    if reason == _STUB and stated:
+        reason = None  # the stated oracle decides, not check()
     if reason:
         raise BadInput(
             f"{folder} is INCOMPLETE: {reason}",
@@ -124,13 +130,19 @@ def read_repro(folder: Path) -> ReproSource:
             body = node.body
             if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
                 body = body[1:]
-            if not body:
+            if not body or (stated and reason is None and _is_stub(body)):
                 break
             start, end = body[0].lineno, body[-1].end_lineno or body[-1].lineno
             check = block_at_column_zero("".join(lines[start - 1 : end]), body[0].col_offset)
     if meta.get("incomplete") and check is not None:
         notes.append("meta.json says INCOMPLETE, but check() in repro.py is filled in: it is used")
-    if check is None and not meta.get("signature_parts") and not has_oracle_evidence(meta):
+    if (
+        check is None
+        and not stated
+        and not meta.get("signature_parts")
+        and not has_oracle_evidence(meta)
+        and inferred_expect(meta, None) is None
+    ):
         raise BadInput(f"{folder} {_nothing_to_test(meta)}", hint=_NOTHING_HINT)
     return ReproSource(folder, meta, code, check, notes)
 
@@ -151,9 +163,17 @@ def _nothing_to_test(meta: dict[str, Any]) -> str:
     )
 
 
+def _called_name(func: ast.expr) -> str | None:
+    """``f`` for ``f(...)`` and ``x.f(...)``."""
+    if isinstance(func, ast.Name):
+        return func.id
+    return func.attr if isinstance(func, ast.Attribute) else None
+
+
 def _incomplete_reason(tree: ast.Module) -> str | None:
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Repro":
+        # Repro(...) in scripts of old, _runtime().Repro(...) since the runtime is a sibling module
+        if isinstance(node, ast.Call) and _called_name(node.func) == "Repro":
             for kw in node.keywords:
                 if kw.arg == "incomplete":
                     try:
@@ -161,11 +181,18 @@ def _incomplete_reason(tree: ast.Module) -> str | None:
                     except ValueError:
                         return None
                     return str(value) if value else None
-        if isinstance(node, ast.FunctionDef) and node.name == "check":
-            for stmt in node.body:
-                if isinstance(stmt, ast.Raise) and "NotImplementedError" in ast.unparse(stmt):
-                    return "check() in repro.py is not filled in yet"
+        if isinstance(node, ast.FunctionDef) and node.name == "check" and _is_stub(node.body):
+            return _STUB
     return None
+
+
+_STUB = "check() in repro.py is not filled in yet"
+
+
+def _is_stub(body: list[ast.stmt]) -> bool:
+    return any(
+        isinstance(stmt, ast.Raise) and "NotImplementedError" in ast.unparse(stmt) for stmt in body
+    )
 
 
 def _signature_checks(parts: dict[str, str]) -> dict[str, Any]:
@@ -203,10 +230,13 @@ def repro_spec(
         else src.dir.name
     )
     dynamo = bool(meta.get("uses_compile"))
+    stated = _stated(src) or (inferred_expect(meta, gate.oracle) if src.check is None else None)
     requires_cuda = bool(meta.get("requires_cuda")) or gate.device == "cuda"
+    requires_cuda = requires_cuda or bool(stated and stated.startswith("device-vs-cpu"))
     fail_prefix = f"{ref} is back: the code raises the issue's error again: "
-    oracle = _oracle(src, gate)
-    code, hoisted, uses_device, notes = _test_code(src, dynamo, requires_cuda, oracle != "crash")
+    oracle = "expect" if stated else _oracle(src, gate)
+    in_child = oracle == "crash" or stated == "crash"
+    code, hoisted, uses_device, notes = _test_code(src, dynamo, requires_cuda, not in_child)
     signature = meta.get("signature_parts") if src.check is None and oracle is None else None
     if oracle is None:
         code = strip_runtime(code)[0]  # the repro's echo and mark calls are not the test's
@@ -221,7 +251,7 @@ def repro_spec(
         notes.append("the code does not use a device: the test runs on CPU only")
     result_check: dict[str, Any] = {}
     if oracle is not None:
-        body = _oracle_body(src, oracle, code, ref, uses_device, gate.force)
+        body = _oracle_body(src, oracle, code, ref, uses_device, gate.force, gate.oracle)
         code, checks = body.code, body.checks
         device_imports, notes = [*device_imports, *body.imports], [*notes, *body.notes]
     elif signature:
@@ -314,9 +344,19 @@ def _crash_check(
 
 
 def _oracle_body(
-    src: ReproSource, oracle: str, code: str, ref: str, uses_device: bool, force: bool
+    src: ReproSource,
+    oracle: str,
+    code: str,
+    ref: str,
+    uses_device: bool,
+    force: bool,
+    gate_oracle: str | None = None,
 ) -> OracleBody:
     where = str(src.dir)
+    if oracle == "expect":
+        stated = _stated(src) or inferred_expect(src.meta, gate_oracle)
+        assert stated is not None
+        return expect_body(stated, code, ref, uses_device)
     if oracle == "assert":
         return assert_body(code, where)
     if oracle == "crash":
@@ -325,8 +365,55 @@ def _oracle_body(
         return crash_body(code, prefix, uses_device, engines=quantized)
     evidence, stated = src.meta.get("evidence") or {}, src.meta.get("expected_text")
     return quoted_output_body(
-        code, evidence, where, force, stated if isinstance(stated, str) else None
+        code,
+        evidence,
+        where,
+        force,
+        stated if isinstance(stated, str) else None,
+        compiled=bool(src.meta.get("uses_compile")),
+        fail_prefix=f"{ref} is back: ",
+        on_device=uses_device and evidence.get("reported_device") == "cuda",
     )
+
+
+# The inferred oracles that torch._dynamo's counts or a second run decide, as the --expect
+# that checks the same (their evidence key, then how to say it): a test from them is the
+# stated oracle's test.
+_DYNAMO_ORACLES: dict[str, tuple[str, Callable[[dict[str, Any]], str]]] = {
+    "graph-breaks": ("graph_breaks", lambda ev: "graph-breaks"),
+    "graph-break": ("graph_break", lambda ev: "graph-breaks"),
+    "recompiles": ("recompiles", lambda ev: f"recompiles:{int(ev['recompiles']['allowed'])}"),
+    "determinism": ("determinism", lambda ev: "determinism"),
+}
+
+
+def inferred_expect(meta: dict[str, Any], decided: str | None) -> str | None:
+    """The ``--expect`` that checks what the inferred graph-break(s), recompiles or determinism
+    oracle checked: the one that decided the verdict, else (not known) the first present when
+    no assert, crash or quoted-output oracle is."""
+    evidence = meta.get("evidence")
+    if not isinstance(evidence, dict):
+        return None
+    if decided is None and has_oracle_evidence(meta):
+        return None
+    for name, (key, say) in _DYNAMO_ORACLES.items():
+        if evidence.get(key) and decided in (None, name):
+            try:
+                return say(evidence)
+            except (KeyError, TypeError, ValueError):
+                return None
+    return None
+
+
+def _stated(src: ReproSource) -> str | None:
+    """The oracle the user stated (``repro --expect``) that the test follows, or None: a
+    compile-vs-eager or device-vs-cpu repro with a check() of its own keeps that check."""
+    stated = src.meta.get("expect")
+    if not isinstance(stated, str) or not stated:
+        return None
+    if src.check is not None and stated.split(":", 1)[0] in TWO_RUNS:
+        return None
+    return stated
 
 
 def _oracle(src: ReproSource, gate: Gate) -> str | None:

@@ -363,10 +363,15 @@ def quoted_output_body(
     where: str,
     force: bool = False,
     expected_text: str | None = None,
+    compiled: bool = False,
+    fail_prefix: str = "",
+    on_device: bool = False,
 ) -> OracleBody:
     """The printed values asserted equal to the output the issue expects (quoted as output, or
     else stated in code in its expected-behaviour prose, see :func:`prose_expectation`); where
-    it quotes only the reported output, the last printed value is asserted to differ from it:
+    it quotes only the reported output, against a reference where one exists (eager for
+    compiled code, float64 for a floating result, see ``references``); else the last printed
+    value is asserted to differ from it:
     a weak test (the reported output may even be right, the bug elsewhere), written only with
     ``force``, and the notes and the docstring say so."""
     _, shown = strip_runtime(code)
@@ -394,10 +399,17 @@ def quoted_output_body(
                 hint="fill in check() in repro.py so that it fails while the bug is present",
             )
         statement, text = reported[-1]
+        from contribkit.testgen.references import reference_body
+
+        reference = reference_body(code, statement, text, compiled, fail_prefix, on_device)
+        if reference is not None:
+            return reference
         if not force:
             raise BadInput(
                 f"{where}: the issue quotes the output `{statement.expr}` gives, not the output "
-                "it expects: a test could only rule out the reported value",
+                "it expects, and no reference computes it (eager for compiled code, float64 for"
+                " a floating result of torch functions): a test could only rule out the"
+                " reported value",
                 hint="fill in check() in repro.py with the expected value, or pass --force for a "
                 "test that only rules out the reported one",
             )

@@ -23,6 +23,7 @@ from contribkit.testgen.fromrepro import read_repro, repro_spec, resolve_repro_d
 from contribkit.testgen.modulespecs import module_spec
 from contribkit.testgen.specs import (
     MethodSpec,
+    _need_generic,
     check_dotted,
     check_expression,
     check_init,
@@ -118,22 +119,38 @@ def _builder(
         check = check_expression(request.check) if request.check else None
         ref = check_ref(request.ref) if request.ref else None
         probe = target_request("op", check_dotted(request.op, "--op"), check=check, ref=ref)
-        result = probe_target(ws.python(), probe, ws.settings)
-        return partial(op_spec, result, test_name, check=check, ref=ref)
+
+        def op_test(generic: bool) -> MethodSpec:
+            _need_generic(generic, "an operator")  # before the probe, which takes seconds
+            result = probe_target(ws.python(), probe, ws.settings)
+            return op_spec(result, test_name, generic, check=check, ref=ref)
+
+        return op_test
     if request.module:
         init_args = check_init(request.init) if request.init else None
         check = check_expression(request.check) if request.check else None
         qualname = check_dotted(request.module, "--module")
         probe = target_request("module", qualname, init_args, check=check)
-        result = probe_target(ws.python(), probe, ws.settings)
-        return partial(module_spec, result, init_args, test_name, check=check)
+
+        def module_test(generic: bool) -> MethodSpec:
+            _need_generic(generic, "a module")
+            result = probe_target(ws.python(), probe, ws.settings)
+            return module_spec(result, init_args, test_name, generic, check=check)
+
+        return module_test
     if request.from_repro:
-        folder = resolve_repro_dir(request.from_repro, base / ws.settings.text("repros_dir"))
+        from contribkit.core.workspace import repros_path
+
+        folder = resolve_repro_dir(request.from_repro, repros_path(base, ws.settings))
         source = read_repro(folder)
         script = folder / "repro.py"
         verdicts = recorded_verdicts(ws.root, script) if ws.root is not None else None
         if verdicts is None:
-            verdicts = run_verdicts(ws.python(), script, ws.settings.names("scrub_env"))
+            from contribkit.core.sandbox import from_settings
+
+            verdicts = run_verdicts(
+                ws.python(), script, ws.settings.names("scrub_env"), from_settings(ws.settings)
+            )
         gate = replace(judge(verdicts, request.force), force=request.force)
         return partial(repro_spec, source, test_name, gate=gate)
     assert test_name is not None

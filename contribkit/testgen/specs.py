@@ -187,17 +187,36 @@ def probe_target(python: str, request: dict[str, Any], settings: Settings) -> di
     result = run_probe(
         python, probe_source("test_target.py"), scrub=scrub, args=[json.dumps(request)]
     )
-    if not any(k in result for k in ("error", "opdb_error", "moduledb_error")):
+    if "error" in result:
+        raise BadInput(result["error"], hint=_missing_hint(python, result["error"], settings))
+    if not any(k in result for k in ("opdb_error", "moduledb_error")):
         cache.put(key, {"result": result})
     return result
 
 
+def _missing_hint(python: str, error: str, settings: Settings) -> str:
+    """The one ``pip install`` line for what the test utilities lack (the module the error
+    names, and the other test modules missing there), as ``doctor`` prints it."""
+    from contribkit.core.cache import JsonCache, cache_root
+    from contribkit.run.testdeps import KNOWN, check_test_deps, missing_module
+
+    module = missing_module(error)
+    deps = check_test_deps(
+        python,
+        JsonCache(cache_root(settings), "probes"),
+        scrub=settings.names("scrub_env"),
+        also=(module,) if module in KNOWN else (),
+    )
+    if deps.missing:
+        return deps.fix
+    if module:
+        return f"install {module} in {python}, or pass --python with an interpreter that has it"
+    return f"check that `{python} -c 'import torch.testing._internal.common_utils'` works"
+
+
 def _probe_failed(result: dict[str, Any]) -> None:
     if "error" in result:
-        raise BadInput(
-            result["error"],
-            hint="generated tests import torch.testing._internal, which needs numpy: pip install numpy",
-        )
+        raise BadInput(result["error"], hint="contribkit doctor names what the interpreter lacks")
 
 
 # -- decorators and imports ---------------------------------------------------------------
@@ -264,7 +283,7 @@ def _need_generic(generic: bool, what: str) -> None:
     if not generic:
         raise BadInput(
             f"a test for {what} runs per device and dtype, so it needs a device-generic class",
-            hint="pick a class passed to instantiate_device_type_tests (FILE::Class), or write a new file",
+            hint="pick a class passed to instantiate_device_type_tests (--into FILE::Class), or write a new file with --path FILE",
         )
 
 

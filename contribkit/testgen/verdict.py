@@ -14,8 +14,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from contribkit.core.confine import leg_space, run_code, working_tree
 from contribkit.core.errors import BadInput
-from contribkit.core.proc import run_child, scrubbed_env
+from contribkit.core.sandbox import Sandbox
 from contribkit.core.verdict import parse_verdict
 from contribkit.run.record import records_newest_first
 
@@ -24,8 +25,11 @@ _NO_DEVICE = {
     "CUDA is not available here": "cuda",
     "device cuda is not available here": "cuda",
     "device mps is not available here": "mps",
+    # The driver's device rule: a verdict reached on CPU for a bug the issue reports on CUDA
+    # (a CUDA issue rewritten to --device, run with --device cpu) says nothing; CUDA decides.
+    "the issue reports the bug on cuda": "cuda",
 }
-_ORACLE_TAG = re.compile(r"^\[[\w-]+\] ")
+_ORACLE_TAG = re.compile(r"^\[[\w:-]+\] ")
 # The decorator that restricts a device-generic test to each device.
 ONLY_DEVICE = {"cuda": "onlyCUDA"}
 REPRO_TIMEOUT_S = 600.0
@@ -98,15 +102,26 @@ def recorded_verdicts(root: Path, script: Path) -> Verdicts | None:
     return latest
 
 
-def run_verdicts(python: str, script: Path, scrub: list[str]) -> Verdicts:
+def run_verdicts(python: str, script: Path, scrub: list[str], sandbox: Sandbox) -> Verdicts:
     """Run ``repro.py`` on its default device (and on CPU when that device is missing and the
-    code can run on CPU), as ``contribkit run`` would."""
+    code can run on CPU), confined as ``contribkit run`` runs it."""
     found = []
     for device in (None, "cpu"):
         argv = [python, script.name, *(["--device", device] if device else [])]
-        env = scrubbed_env(extra_patterns=scrub, overrides={"PYTHONDONTWRITEBYTECODE": "1"})
         try:
-            result = run_child(argv, env=env, cwd=script.parent, timeout=REPRO_TIMEOUT_S)
+            with leg_space() as space:
+                result = run_code(
+                    argv,
+                    space=space,
+                    sandbox=sandbox,
+                    python=python,
+                    readable=working_tree(script),
+                    cwd=script.parent,
+                    env={"PYTHONDONTWRITEBYTECODE": "1"},
+                    scrub=scrub,
+                    gpu=device is None,
+                    timeout=REPRO_TIMEOUT_S,
+                )
         except OSError as exc:
             raise BadInput(
                 f"could not run {script} ({exc})", hint="pass --python with your PyTorch build"

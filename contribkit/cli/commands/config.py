@@ -70,8 +70,9 @@ def config(list_keys: bool, trust_file: bool, untrust_file: bool, as_json: bool)
 
     Settings come from, highest first: command-line options, CONTRIBKIT_* environment
     variables, .contribkit.toml at the repository root, and the user config file. A
-    repository's .contribkit.toml may not choose an executable or a host (python, github_url,
-    run.cuda_host, run.cuda_python) until you trust it with --trust, after reading it: a
+    repository's .contribkit.toml may not choose an executable, a host or where legs are sent
+    (python, github_url, run.cuda_host, run.cuda_python, run.engine, ray.address, slurm.*'s
+    cluster, folder and partition) until you trust it with --trust, after reading it: a
     checked-out branch could carry one. Any change to the file withdraws the trust.
 
     \b

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import click
 
 from contribkit.cli import options
+from contribkit.cli.output import say
 from contribkit.core.errors import warn
 from contribkit.core.termsafe import clean
 
@@ -179,7 +180,7 @@ def _command_line(run: bool = False) -> str:
 def _print_start(plan: DebugPlan) -> None:
     """Before a run: what runs, and where its output goes."""
     logs_at = plan.artefact(".<backend>.log") if plan.ablation else plan.log_path
-    click.echo(
+    say(
         f"debug: running {plan.target} with {plan.python} "
         f"(TORCH_LOGS={str(plan.logs) or '(none)'}); log: {logs_at}",
         err=True,
@@ -195,7 +196,7 @@ def _print_script(outcome: DebugOutcome, as_json: bool, to_stdout: bool) -> None
         print_json({**outcome.plan.as_dict(), "written": None, "script_text": text})
         return
     if not to_stdout:  # --dry-run
-        click.echo(f"debug: would write {outcome.plan.output}", err=True)
+        say(f"debug: would write {outcome.plan.output}", err=True)
     sys.stdout.write(text)
 
 
@@ -259,7 +260,7 @@ def _print_logs(registry: Registry, as_json: bool) -> None:
     print_table(
         ["name", "kind", "description"], rows, title=f"TORCH_LOGS names from {registry.source()}"
     )
-    click.echo(
+    say(
         "\nPrefix a component or module with + for DEBUG or - for ERROR; artifacts are on or off. "
         "Qualified module names (+torch._dynamo.guards) are accepted too."
     )
@@ -275,22 +276,20 @@ def _print_plan(plan: DebugPlan, as_json: bool, done: str) -> None:
         written = str(plan.output) if done == "wrote" else None
         print_json({**plan.as_dict(), "written": written})
         return
-    click.echo(f"{done} {plan.output if done == 'wrote' else plan.target}")
-    click.echo(f"  TORCH_LOGS={str(plan.logs) or '(none)'}")
+    say(f"{done} {plan.output if done == 'wrote' else plan.target}")
+    say(f"  TORCH_LOGS={str(plan.logs) or '(none)'}")
     for var in plan.env:
         if var.name != "TORCH_LOGS":
-            click.echo(f"  {var.name}={var.resolved(plan.stem)}")
+            say(f"  {var.name}={var.resolved(plan.stem)}")
     if plan.anomaly or plan.ablation:
         runs = ", ".join(BACKENDS) if plan.ablation else "once"
         mode = " with anomaly detection" if plan.anomaly else ""
-        click.echo(f"  through contribkit's runner{mode}: {runs}")
+        say(f"  through contribkit's runner{mode}: {runs}")
     if done != "wrote":
         return
-    click.echo(f"\nrun it with: bash {shlex.quote(str(plan.output))}")
-    click.echo(
-        f"its output goes to {plan.log_path}" + (" (one log per backend)" if plan.ablation else "")
-    )
-    click.echo(f"or run it now, with a summary: {_command_line(run=True)}")
+    say(f"\nrun it with: bash {shlex.quote(str(plan.output))}")
+    say(f"its output goes to {plan.log_path}" + (" (one log per backend)" if plan.ablation else ""))
+    say(f"or run it now, with a summary: {_command_line(run=True)}")
 
 
 def _short(text: str, width: int = REASON_WIDTH) -> str:
@@ -315,10 +314,10 @@ def _print_run(result: DebugRun, as_json: bool) -> None:
     else:
         _print_backend_run(result.runs[0])
     if result.artefacts:
-        click.echo()
+        say()
         print_table(["artefact", "path"], result.artefacts, title="Artefacts")
     for note in result.plan.notes:
-        click.echo(f"next: {result.plan.note_text(note)}")
+        say(f"next: {result.plan.note_text(note)}")
 
 
 def _print_backend_run(run: BackendRun) -> None:
@@ -327,54 +326,54 @@ def _print_backend_run(run: BackendRun) -> None:
     s = run.summary
     sig = signal_name(run.exit_code)
     state = "timed out" if run.timed_out else f"exit {run.exit_code}" + (f" ({sig})" if sig else "")
-    click.echo(f"{run.status}: {state} after {run.duration_s:.1f}s; log: {run.log}")
+    say(f"{run.status}: {state} after {run.duration_s:.1f}s; log: {run.log}")
     if run.log_truncated:
-        click.echo("  (the log was truncated; the summary covers its first part)")
+        say("  (the log was truncated; the summary covers its first part)")
     dynamo = (run.report or {}).get("dynamo")
     if run.report is not None and not (dynamo or {}).get("frames", {}).get("total"):
-        click.echo("  torch.compile was not reached: Dynamo compiled nothing")
+        say("  torch.compile was not reached: Dynamo compiled nothing")
     elif dynamo:
         frames = dynamo.get("frames", {})
-        click.echo(
+        say(
             f"  Dynamo compiled {frames.get('total', 0)} frame(s) into "
             f"{dynamo.get('unique_graphs', 0)} graph(s)"
         )
     section = s.graph_break_section
     if s.graph_breaks:
         total = sum(g.count for g in s.graph_breaks)
-        click.echo(f"\nGraph breaks: {total} ({len(s.graph_breaks)} unique)")
+        say(f"\nGraph breaks: {total} ({len(s.graph_breaks)} unique)")
         for g in s.graph_breaks:
             code = f" [{g.code}]" if g.code else ""
-            click.echo(f"  {g.count}x  {_shown(g.location)}  {g.reason}{code}")
+            say(f"  {g.count}x  {_shown(g.location)}  {g.reason}{code}")
             if g.explanation:
-                click.echo(f"        {_short(g.explanation)}")
+                say(f"        {_short(g.explanation)}")
     elif not section.recognised:
-        click.echo(f"\nGraph breaks: format not recognised: {section.note}; see the log")
+        say(f"\nGraph breaks: format not recognised: {section.note}; see the log")
     elif section.logged:
-        click.echo("\nGraph breaks: none")
+        say("\nGraph breaks: none")
     else:
-        click.echo(f"\nGraph breaks: not logged ({section.note or 'add --preset graph-breaks'})")
+        say(f"\nGraph breaks: not logged ({section.note or 'add --preset graph-breaks'})")
     rsection = s.recompile_section
     if s.recompiles:
-        click.echo(f"\nRecompilations: {len(s.recompiles)}")
+        say(f"\nRecompilations: {len(s.recompiles)}")
         for r in s.recompiles:
-            click.echo(f"  {r.compile_id}  {r.function} ({_shown(r.location)})")
+            say(f"  {r.compile_id}  {r.function} ({_shown(r.location)})")
             for reason in r.reasons or ["(no reason logged)"]:
-                click.echo(f"        guard failed: {_short(reason)}")
+                say(f"        guard failed: {_short(reason)}")
     elif not rsection.recognised:
-        click.echo(f"\nRecompilations: format not recognised: {rsection.note}; see the log")
+        say(f"\nRecompilations: format not recognised: {rsection.note}; see the log")
     elif rsection.logged:
-        click.echo("\nRecompilations: none")
+        say("\nRecompilations: none")
     else:
-        click.echo("\nRecompilations: not logged (add --preset recompiles)")
+        say("\nRecompilations: not logged (add --preset recompiles)")
     for limit in s.recompile_limits:
-        click.echo(f"  warning: {limit}")
+        say(f"  warning: {limit}")
     if run.exit_code != 0 and s.exception:
-        click.echo("\nFinal exception:")
+        say("\nFinal exception:")
         for line in clean(s.exception).splitlines():  # the child's output
-            click.echo(f"  {line}")
+            say(f"  {line}")
     if s.verdict:
-        click.echo(f"\nRepro verdict: {clean(' '.join(s.verdict), single_line=True)}")
+        say(f"\nRepro verdict: {clean(' '.join(s.verdict), single_line=True)}")
 
 
 def _failure_detail(run: BackendRun) -> str:
@@ -393,9 +392,22 @@ def _print_ablation(result: DebugRun) -> None:
     from contribkit.cli.output import print_table
     from contribkit.debug.plan import BACKENDS
 
+    runs = result.runs
+    never_compiled = all(
+        r.report is not None and not r.report.get("compile_calls") and r.status != "CANNOT_RUN"
+        for r in runs
+    )  # (a repro that could not run here stopped before its code: it says nothing of compile)
+    if runs and never_compiled:
+        # The backends only replace torch.compile's: without a call, every run is the same run.
+        say(
+            f"the script never called torch.compile: the {len(runs)} backends ran the same"
+            " eager code, so one row stands for all (the ablation is for torch.compile issues;"
+            " try `contribkit debug --preset anomaly --run` or another preset)"
+        )
+        runs = runs[:1]
     rows = [
         (run.backend or "", run.status, str(run.exit_code), _short(_failure_detail(run), 90))
-        for run in result.runs
+        for run in runs
     ]
     print_table(
         ["backend", "result", "exit", "detail"],
@@ -403,13 +415,14 @@ def _print_ablation(result: DebugRun) -> None:
         title="Ablation: every torch.compile call forced to each backend",
     )
     first = result.first_failure
-    if first and first.backend:
-        click.echo(f"\nfirst failure: {first.backend} -> points at {BACKENDS[first.backend]}")
-        click.echo(f"its log: {first.log}")
+    if first and len(runs) < len(result.runs):
+        say("\nit fails without torch.compile: the cause is in eager PyTorch or the script")
+        say(f"its log: {first.log}")
+    elif first and first.backend:
+        say(f"\nfirst failure: {first.backend} -> points at {BACKENDS[first.backend]}")
+        say(f"its log: {first.log}")
     else:
-        click.echo("\nno backend failed")
+        say("\nno backend failed")
     could_not = [r.backend or "" for r in result.runs if r.status == "CANNOT_RUN"]
     if could_not:
-        click.echo(
-            f"the repro could not run (CANNOT_RUN) on: {', '.join(could_not)}; see their logs"
-        )
+        say(f"the repro could not run (CANNOT_RUN) on: {', '.join(could_not)}; see their logs")

@@ -125,7 +125,8 @@ def check_torch(ws: Workspace) -> list[Check]:
                 "WARN",
                 f"not importable by {python} ({info.error})",
                 "install torch in that interpreter, or pass --python PATH",
-            )
+            ),
+            test_deps_check(ws, python),
         ]
     build = "debug build" if info.debug else "release build"
     detail = (
@@ -146,7 +147,32 @@ def check_torch(ws: Workspace) -> list[Check]:
         )
     else:
         checks.append(Check("CUDA", "OK", "CPU-only build; CUDA cells will be NOT_AVAILABLE"))
-    return checks
+    return [*checks, test_deps_check(ws, python)]
+
+
+def test_deps_check(ws: Workspace, python: str) -> Check:
+    """What PyTorch's test files need beside torch (``contribkit test``, ``run`` of a test file,
+    ``demo``), with the one line that installs what is missing."""
+    from contribkit.core.cache import JsonCache, cache_root
+    from contribkit.run.testdeps import check_test_deps
+
+    try:
+        deps = check_test_deps(
+            python,
+            JsonCache(cache_root(ws.settings), "probes"),
+            scrub=ws.settings.names("scrub_env"),
+            root=ws.root,
+        )
+    except ContribkitError as exc:
+        return Check("test deps", "WARN", exc.message, exc.hint or "")
+    if deps.missing:
+        return Check(
+            "test deps",
+            "WARN",
+            f"{', '.join(deps.missing)} missing in {deps.python}: `test` and `run` of test files fail",
+            deps.fix,
+        )
+    return Check("test deps", "OK", f"{', '.join(deps.checked)} importable")
 
 
 def check_github(ws: Workspace) -> list[Check]:

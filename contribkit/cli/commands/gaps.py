@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import click
 
 from contribkit.cli import options
+from contribkit.cli.output import say
 
 if TYPE_CHECKING:
     from contribkit.gaps.report import GapsReport
@@ -23,10 +24,22 @@ if TYPE_CHECKING:
     default=None,
     help="Show only the N rows most in need.",
 )
+@click.option(
+    "--refresh",
+    is_flag=True,
+    help="Probe the module again even if the cached answer is current.",
+)
 @options.python
 @options.json_output
 @options.verbose
-def gaps(module: str, markdown: bool, limit: int | None, python: str | None, as_json: bool) -> int:
+def gaps(
+    module: str,
+    markdown: bool,
+    limit: int | None,
+    refresh: bool,
+    python: str | None,
+    as_json: bool,
+) -> int:
     """Rank a module's public callables by missing docstring entries and tests.
 
     MODULE is imported in the target interpreter (a module name, or a .py file). Each public
@@ -34,6 +47,8 @@ def gaps(module: str, markdown: bool, limit: int | None, python: str | None, as_
     it, NumPy and `:param` styles; add_docstr docs count). In a PyTorch checkout, test/ is
     searched for mentions (F.name, torch.nn.functional.name, OpInfo names); OpInfo and
     ModuleInfo coverage comes from the target torch. Untested and undocumented come first.
+    The probe's answer is cached until the interpreter, its site-packages, torch or the
+    module's file changes (--refresh probes again).
 
     \b
     Examples:
@@ -45,11 +60,11 @@ def gaps(module: str, markdown: bool, limit: int | None, python: str | None, as_
     from contribkit.gaps.report import GapsRequest, find_gaps
     from contribkit.gaps.report import markdown as to_markdown
 
-    report = find_gaps(GapsRequest(module, python, limit))
+    report = find_gaps(GapsRequest(module, python, limit, refresh))
     if as_json:
         print_json(report.as_dict())
     elif markdown:
-        click.echo(to_markdown(report), nl=False)
+        say(to_markdown(report), nl=False)
     else:
         print_table(report)
     return 0
@@ -69,4 +84,4 @@ def print_table(report: GapsReport) -> None:
         ["callable", "kind", "docstring", "tests", "OpInfo/ModuleInfo", "what to do"], rows, title
     )
     for note in report.notes:
-        click.echo(f"note: {note}")
+        say(f"note: {note}")

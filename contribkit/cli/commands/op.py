@@ -8,12 +8,13 @@ from typing import TYPE_CHECKING
 import click
 
 from contribkit.cli import options
+from contribkit.cli.output import say
 
 if TYPE_CHECKING:
+    from contribkit.ops.findings import Trace
     from contribkit.ops.model import OpReport, Overload
     from contribkit.ops.newop import NewOpPlan
     from contribkit.ops.resolve import GrepReport
-    from contribkit.ops.trace import Trace
 
 # The rows of the live dispatch table shown as text (--json has them all).
 SHOWN_KEYS = (
@@ -101,10 +102,10 @@ def op(
 def print_report(report: OpReport) -> None:
     source = report.source
     torch = f", torch {report.torch_version}" if report.torch_version else ""
-    click.echo(f"{report.family}: {len(report.overloads)} overload(s){torch}")
-    click.echo(f"source:   {source.kind} {source.native_functions} (index {source.index})")
+    say(f"{report.family}: {len(report.overloads)} overload(s){torch}")
+    say(f"source:   {source.kind} {source.native_functions} (index {source.index})")
     if report.opinfo is not None:
-        click.echo(f"OpInfo:   {', '.join(report.opinfo) or 'none (no op_db entry covers it)'}")
+        say(f"OpInfo:   {', '.join(report.opinfo) or 'none (no op_db entry covers it)'}")
     for overload in report.overloads:
         print_overload(overload)
     if report.checkout is not None:
@@ -112,7 +113,7 @@ def print_report(report: OpReport) -> None:
     if report.trace is not None:
         print_trace(report.trace)
     for note in report.notes:
-        click.echo(f"note:     {note}")
+        say(f"note:     {note}")
 
 
 def _dispatch_lines(overload: Overload) -> list[str]:
@@ -133,87 +134,85 @@ def _dispatch_lines(overload: Overload) -> list[str]:
 
 def print_overload(overload: Overload) -> None:
     entry = overload.entry
-    click.echo("")
-    click.echo(f"{entry.schema}    (native_functions.yaml:{entry.line})")
-    click.echo(f"  python:     {', '.join(overload.python) or '(not public)'}")
-    click.echo(f"  variants:   {', '.join(entry.variants)}")
+    say("")
+    say(f"{entry.schema}    (native_functions.yaml:{entry.line})")
+    say(f"  python:     {', '.join(overload.python) or '(not public)'}")
+    say(f"  variants:   {', '.join(entry.variants)}")
     if entry.structured:
-        click.echo("  structured: True (TORCH_META_FUNC and TORCH_IMPL_FUNC)")
+        say("  structured: True (TORCH_META_FUNC and TORCH_IMPL_FUNC)")
     for i, line in enumerate(_dispatch_lines(overload)):
-        click.echo(f"  {'dispatch:' if i == 0 else '':<11} {line}")
+        say(f"  {'dispatch:' if i == 0 else '':<11} {line}")
     if entry.tags or entry.autogen:
-        click.echo(f"  tags:       {', '.join(entry.tags) or '-'}")
+        say(f"  tags:       {', '.join(entry.tags) or '-'}")
     if entry.autogen:
-        click.echo(f"  autogen:    {', '.join(entry.autogen)}")
+        say(f"  autogen:    {', '.join(entry.autogen)}")
     derivative = overload.derivative
     if derivative is None:
-        click.echo("  derivative: none in derivatives.yaml")
+        say("  derivative: none in derivatives.yaml")
     else:
         own = "" if derivative.name == entry.name else f" of {derivative.name}"
-        click.echo(f"  derivative{own}: (derivatives.yaml:{derivative.line})")
+        say(f"  derivative{own}: (derivatives.yaml:{derivative.line})")
         for formula in derivative.formulas:
-            click.echo(f"    {formula.input}: {formula.formula}")
+            say(f"    {formula.input}: {formula.formula}")
         if derivative.forward:
-            click.echo(f"    forward (result): {derivative.forward}")
+            say(f"    forward (result): {derivative.forward}")
     if overload.decomposition is not None:
-        click.echo(f"  decomposition: {', '.join(overload.decomposition) or 'none'}")
+        say(f"  decomposition: {', '.join(overload.decomposition) or 'none'}")
     if overload.inductor is not None:
-        click.echo(f"  inductor:   {overload.inductor}")
+        say(f"  inductor:   {overload.inductor}")
 
 
 def print_checkout(report: OpReport) -> None:
     findings = report.checkout
     assert findings is not None
-    click.echo("")
-    click.echo("kernels:")
+    say("")
+    say("kernels:")
     for site in findings.kernels or []:
-        click.echo(f"  {site.kind:<18} {site.path}:{site.line}  {site.text}")
+        say(f"  {site.kind:<18} {site.path}:{site.line}  {site.text}")
     if not findings.kernels:
-        click.echo("  (none found under aten/src/ATen/native)")
+        say("  (none found under aten/src/ATen/native)")
     shown = len(findings.tests)
-    click.echo(f"tests:    {findings.test_files_total} file(s) under test/ mention it")
+    say(f"tests:    {findings.test_files_total} file(s) under test/ mention it")
     for test in findings.tests:
-        click.echo(f"  {test.path}  ({test.mentions})")
+        say(f"  {test.path}  ({test.mentions})")
     if findings.test_files_total > shown:
-        click.echo(
-            f"  … and {findings.test_files_total - shown} more (--json lists the top {shown})"
-        )
+        say(f"  … and {findings.test_files_total - shown} more (--json lists the top {shown})")
 
 
 def print_trace(trace: Trace) -> None:
-    click.echo("")
-    click.echo(f"trace of {trace.overload} (the dispatch table torch computed):")
+    say("")
+    say(f"trace of {trace.overload} (the dispatch table torch computed):")
     if trace.sample:
-        click.echo(f"  sample:  {trace.sample}")
+        say(f"  sample:  {trace.sample}")
     if trace.input_keys:
-        click.echo(f"  keys:    {', '.join(trace.input_keys)} (the sample's first tensor)")
+        say(f"  keys:    {', '.join(trace.input_keys)} (the sample's first tensor)")
     for i, row in enumerate(trace.path):
-        click.echo(f"  {'path:' if i == 0 else '':<8} {row.key} -> {row.kind} ({row.kernel})")
-    click.echo(f"  ran:     {', '.join(trace.ops_run) or '(nothing reached the Python key)'}")
+        say(f"  {'path:' if i == 0 else '':<8} {row.key} -> {row.kind} ({row.kernel})")
+    say(f"  ran:     {', '.join(trace.ops_run) or '(nothing reached the Python key)'}")
     if trace.error:
-        click.echo(f"  error:   {trace.error}")
-    click.echo("  table:")
+        say(f"  error:   {trace.error}")
+    say("  table:")
     for row in trace.table:
         if row.key in SHOWN_KEYS:
-            click.echo(f"    {row.key:<26} {row.kind:<22} {row.kernel}")
+            say(f"    {row.key:<26} {row.kind:<22} {row.kernel}")
 
 
 def print_grep(report: GrepReport) -> None:
     for match in report.matches:
-        click.echo(f"{match.family:<32} {', '.join(match.overloads)}")
-    click.echo(f"{len(report.matches)} operator(s) match '{report.pattern}' ({report.source.kind})")
+        say(f"{match.family:<32} {', '.join(match.overloads)}")
+    say(f"{len(report.matches)} operator(s) match '{report.pattern}' ({report.source.kind})")
 
 
 def print_new(plan: NewOpPlan) -> None:
     if plan.written is None:
         for skeleton in plan.skeletons:
-            click.echo(f"==> {skeleton.path} ({skeleton.action}): {skeleton.what}")
-            click.echo(skeleton.content)
-        click.echo(f"nothing written; -o DIR writes these {len(plan.skeletons)} skeletons there")
+            say(f"==> {skeleton.path} ({skeleton.action}): {skeleton.what}")
+            say(skeleton.content)
+        say(f"nothing written; -o DIR writes these {len(plan.skeletons)} skeletons there")
         return
     verb = "would write" if plan.dry_run else "wrote"
-    click.echo(f"{verb} the skeletons of {plan.name} under {plan.output}/:")
+    say(f"{verb} the skeletons of {plan.name} under {plan.output}/:")
     for path, action in plan.written.items():
-        click.echo(f"  {path}" + (f"  ({action})" if plan.dry_run else ""))
+        say(f"  {path}" + (f"  ({action})" if plan.dry_run else ""))
     if plan.dry_run and "exists" in plan.written.values():
-        click.echo("note: existing files would be refused; pass --force to overwrite")
+        say("note: existing files would be refused; pass --force to overwrite")

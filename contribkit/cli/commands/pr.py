@@ -9,8 +9,10 @@ from typing import TYPE_CHECKING, TextIO
 import click
 
 from contribkit.cli import options
+from contribkit.cli.output import say
 from contribkit.core.errors import BadInput, warn
 from contribkit.core.workspace import Workspace
+from contribkit.issue.model import MAX_ISSUE_NUMBER
 
 if TYPE_CHECKING:
     from contribkit.pr.draft import PrDraft
@@ -27,7 +29,7 @@ found nothing; 1 --check found a violation; 2 bad input (not a git repository, a
 @click.command(epilog=EPILOG)
 @click.option(
     "--issue",
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=1, max=MAX_ISSUE_NUMBER),
     metavar="N",
     default=None,
     help="The issue the PR fixes (default: from the branch name, e.g. fix/issue-170398-x, "
@@ -140,7 +142,7 @@ def pr(
     \b
     Examples:
       contribkit pr                          # the body on stdout, title and label on stderr
-      contribkit pr -o body.md && gh pr create --title "$(contribkit pr --json | jq -r .title)" --body-file body.md
+      contribkit pr -o .contribkit/pr-body.md && gh pr create --title "$(contribkit pr --json | jq -r .title)" --body-file .contribkit/pr-body.md
       contribkit pr --title-style conventional --ai-assisted "Claude drafted the test; I rewrote the kernel change."
       contribkit pr --check body.md --title "[nn] Fix relu for negative zero"
     """
@@ -171,6 +173,11 @@ def pr(
     written = None
     if output not in (None, "-"):
         written = Path(output)
+        if written.resolve().is_relative_to((root / ".contribkit").resolve()):
+            from contribkit.git.cmd import ensure_excluded
+
+            ensure_excluded(root)  # .contribkit/ stays out of git before anything is in it
+            written.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(written, result.body, force=force)
     if as_json:
         print_json({**result.as_dict(), "written": str(written) if written else None})
@@ -178,7 +185,7 @@ def pr(
     for message in result.warnings:
         warn(message)
     if written is None:
-        click.echo(result.body, nl=False)
+        say(result.body, nl=False)
     report(result, written, sys.stderr if written is None else sys.stdout)
     return 0
 
@@ -201,7 +208,7 @@ def report(result: PrDraft, written: Path | None, stream: TextIO) -> None:
         if left
         else "placeholders left: none"
     )
-    click.echo("\n".join(lines), file=stream)
+    say("\n".join(lines), file=stream)
 
 
 def read_body(check_file: str) -> tuple[str, str]:
@@ -285,5 +292,5 @@ def check(
     )
     if code == 0:
         note = "" if title is not None else " (title not checked: pass --title)"
-        click.echo(f"ok: {name} follows the PR rules{note}")
+        say(f"ok: {name} follows the PR rules{note}")
     return code

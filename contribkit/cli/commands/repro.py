@@ -8,8 +8,10 @@ from typing import TYPE_CHECKING
 import click
 
 from contribkit.cli import options
+from contribkit.cli.output import say
 from contribkit.core.errors import warn
 from contribkit.core.termsafe import clean
+from contribkit.repro.expect import describe
 
 if TYPE_CHECKING:
     from contribkit.repro.make import ReproResult
@@ -22,6 +24,12 @@ if TYPE_CHECKING:
     "from_file",
     metavar="PATH",
     help="Read a saved issue: a markdown body or GitHub issue JSON ('-' for stdin).",
+)
+@click.option(
+    "--number",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="With --from-file: the issue's number, where the file holds none (a markdown body).",
 )
 @click.option("--example", is_flag=True, help="Use the bundled example issue (offline).")
 @click.option(
@@ -53,6 +61,14 @@ if TYPE_CHECKING:
     metavar="SECONDS",
     help="The script's time limit: past it, it says CANNOT_RUN (0: no limit).",
 )
+@click.option(
+    "--expect",
+    metavar="ORACLE",
+    help="The oracle that decides the verdict: error[:TEXT], no-error, output:TEXT,"
+    " compile-vs-eager, device-vs-cpu, recompiles[:N], graph-breaks[:N], determinism, crash"
+    " (auto: the ones inferred from the issue). On a folder already written, only the oracle"
+    " changes.",
+)
 @options.force
 @options.dry_run
 @options.repo
@@ -63,6 +79,7 @@ if TYPE_CHECKING:
 def repro(
     issue: str | None,
     from_file: str | None,
+    number: int | None,
     example: bool,
     token: str | None,
     offline: bool,
@@ -70,6 +87,7 @@ def repro(
     output: Path | None,
     to_stdout: bool,
     timeout: float,
+    expect: str | None,
     force: bool,
     dry_run: bool,
     repo: str | None,
@@ -87,8 +105,10 @@ def repro(
     Examples:
       contribkit repro 170398
       contribkit repro pytorch/pytorch#170398 --dry-run
+      contribkit repro --from-file saved-issue.md --number 170398
       contribkit repro --from-file saved-issue.md -o /tmp/repro
       contribkit repro --example --stdout
+      contribkit repro 170398 --expect 'error:index out of range'   # only the oracle changes
     """
     from contribkit.cli.output import print_json
     from contribkit.repro.make import ReproRequest, make_repro
@@ -97,6 +117,7 @@ def repro(
         ReproRequest(
             issue=issue,
             from_file=from_file,
+            number=number,
             example=example,
             token=token,
             offline=offline,
@@ -109,6 +130,7 @@ def repro(
             github_url=github_url,
             github_timeout=github_timeout,
             timeout=timeout,
+            expect=expect,
         )
     )
     if result.actions is None:  # --stdout
@@ -119,33 +141,47 @@ def repro(
     if as_json:
         print_json(result.as_dict())
         return 0
-    print_summary(result)
+    if result.oracle_only:
+        print_oracle_change(result)
+    else:
+        print_summary(result)
     return 0
+
+
+def print_oracle_change(result: ReproResult) -> None:
+    summary = result.plan.summary
+    verb = "would set" if result.dry_run else "set"
+    click.echo(f"{verb} the oracle of {result.shown}/ ({summary.issue}); the code is unchanged")
+    click.echo(f"was:        {clean(result.oracle_was or 'auto', single_line=True)}")
+    click.echo(f"oracle:     {clean(describe(summary.expect), single_line=True)}")
+    click.echo(f"next:       {result.next_command}")
 
 
 def print_summary(result: ReproResult) -> None:
     summary, actions, dry_run = result.plan.summary, result.actions or {}, result.dry_run
     verb = "would write" if dry_run else "wrote"
     title = clean(summary.title, single_line=True)  # the issue's: no escapes, no forged lines
-    click.echo(f"{verb} {result.shown}/ for {summary.issue}: {title}")
+    say(f"{verb} {result.shown}/ for {summary.issue}: {title}")
     for path, action in actions.items():
-        click.echo(f"  {Path(path).name:<10} {action}" if dry_run else f"  {Path(path).name}")
-    click.echo(f"source:     {result.source}")
-    click.echo(f"kind:       {summary.kind}")
-    click.echo(f"signature:  {clean(summary.signature or '(none found)', single_line=True)}")
+        say(f"  {Path(path).name:<10} {action}" if dry_run else f"  {Path(path).name}")
+    say(f"source:     {result.source}")
+    say(f"kind:       {summary.kind}")
+    say(f"signature:  {clean(summary.signature or '(none found)', single_line=True)}")
     rewrite = " (CUDA uses rewritten to --device)" if summary.device_rewrite else ""
-    click.echo(f"devices:    {', '.join(summary.devices_needed)}{rewrite}")
-    click.echo(f"code:       {summary.code_lines} line(s) from {summary.code_source or '(none)'}")
+    say(f"devices:    {', '.join(summary.devices_needed)}{rewrite}")
+    say(f"code:       {summary.code_lines} line(s) from {summary.code_source or '(none)'}")
     for edit in summary.edits:
-        click.echo(f"edit:       {edit}")
+        say(f"edit:       {edit}")
+    if summary.expect:
+        say(f"oracle:     {clean(describe(summary.expect), single_line=True)}")
     for name, why in zip(summary.oracles, summary.oracles_why, strict=False):
-        click.echo(f"oracle:     {name}: {why}")
-    if not summary.oracles:
-        click.echo("oracle:     none: the verdict stays CANNOT_RUN until the issue gives one")
+        say(f"oracle:     {name}: {why}")
+    if not summary.oracles and not summary.expect:
+        say("oracle:     none: the verdict stays CANNOT_RUN until the issue gives one")
     for item in summary.to_add:
-        click.echo(f"to add:     {item}")
+        say(f"to add:     {item}")
     for message in result.warnings:
-        click.echo(f"warning:    {clean(message, single_line=True)}")
+        say(f"warning:    {clean(message, single_line=True)}")
     if dry_run and "exists" in actions.values():
-        click.echo("note:       existing files would be refused; pass --force to overwrite")
-    click.echo(f"next:       {result.next_command}")
+        say("note:       existing files would be refused; pass --force to overwrite")
+    say(f"next:       {result.next_command}")

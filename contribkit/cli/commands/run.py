@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from contribkit.cli import options
+from contribkit.cli.output import say
 from contribkit.core.termsafe import clean
 from contribkit.run.record import EXPECTATIONS
 
@@ -51,7 +52,8 @@ and 1 when every cell was skipped or not available (nothing was checked).
     type=click.IntRange(min=1),
     metavar="N",
     default=None,
-    help="CPU legs at once (default: run.jobs, else min(4, CPUs)); CUDA legs run one per GPU.",
+    help="CPU legs at once (default: run.jobs, else min(4, CPUs)); CUDA legs run one per GPU. "
+    "With --engine ray|slurm: legs in flight (default: ray.max_parallel, slurm.max_parallel).",
 )
 @click.option(
     "--require",
@@ -66,6 +68,13 @@ and 1 when every cell was skipped or not available (nothing was checked).
     show_default=True,
     help="What a green repro cell shows: 'reproduced' confirms a repro fails before the fix.",
 )
+@click.option(
+    "--oracle",
+    metavar="ORACLE",
+    help="Repros decide by this oracle instead of the one they store (their --expect):"
+    " error[:TEXT], no-error, output:TEXT, compile-vs-eager, device-vs-cpu, recompiles[:N],"
+    " graph-breaks[:N], determinism, crash, or auto. --expect stays the gate.",
+)
 @click.option("-k", "keyword", metavar="EXPR", help="Only tests matching EXPR (pytest -k).")
 @click.option(
     "--cuda-host",
@@ -79,6 +88,7 @@ and 1 when every cell was skipped or not available (nothing was checked).
     default=None,
     help="Interpreter on the CUDA host (default: run.cuda_python, i.e. python3).",
 )
+@options.engine
 @click.option(
     "--per-test",
     is_flag=True,
@@ -108,9 +118,11 @@ def run(
     jobs: int | None,
     require: tuple[str, ...],
     expect: str,
+    oracle: str | None,
     keyword: str | None,
     cuda_host: str | None,
     cuda_python: str | None,
+    engine: str | None,
     per_test: bool,
     junit_file: Path | None,
     allow_network: bool,
@@ -133,9 +145,11 @@ def run(
     \b
     Examples:
       contribkit run repros/issue-170398 --expect reproduced   # before the fix
+      contribkit run repros/issue-170398 --oracle compile-vs-eager --expect reproduced
       contribkit run                                           # after it
       contribkit run test/test_nn.py -k test_relu --require cuda --cuda-host gpu-box
       contribkit run --python ~/nightly/bin/python --python ~/build/bin/python -j 2
+      contribkit run repros/issue-1 repros/issue-2 --engine ray --python /opt/torch/bin/python
       contribkit run --last --json
     """
     from contribkit.run.session import RunRequest, run_session
@@ -149,21 +163,25 @@ def run(
             jobs=jobs,
             require=require,
             expect=expect,
+            oracle=oracle,
             keyword=keyword,
             cuda_host=cuda_host,
             cuda_python=cuda_python,
             junit_file=junit_file,
             last=last,
             allow_network=allow_network,
+            engine=engine,
         )
     )
     show(outcome.root, outcome.path, outcome.record, per_test, as_json)
+    for hint in outcome.hints:
+        click.echo(f"hint: {hint}", err=as_json)
     return outcome.exit_code
 
 
 def show(root: Path, path: Path, record: RunRecord, per_test: bool, as_json: bool) -> None:
     from contribkit.cli.output import print_json, print_table
-    from contribkit.run.record import failure_lines, matrix_rows
+    from contribkit.run.record import failure_lines, matrix_rows, verdict_lines
     from contribkit.run.runner import relpath
 
     shown_path = relpath(path, root)
@@ -174,17 +192,23 @@ def show(root: Path, path: Path, record: RunRecord, per_test: bool, as_json: boo
     print_table(header, rows, title=f"contribkit run at {record.short_head}")
     if len(record.interpreters) > 1 or record.interpreters[0].host:
         for interp in record.interpreters:
-            click.echo(f"[{interp.index}] {interp.label}")
+            say(f"[{interp.index}] {interp.label}")
+    if record.oracle:
+        say(f"oracle: {clean(record.oracle, single_line=True)} (--oracle, not the repros' own)")
     for note in record.notes:
-        click.echo(f"note: {clean(note, single_line=True)}")
-    for line in failure_lines(record):
-        click.echo(clean(line, single_line=True))  # details are the child's: no escapes
+        say(f"note: {clean(note, single_line=True)}")
+    from contribkit.cli.app import verbose
+
+    for line in failure_lines(record, width=0 if verbose() else 100):  # -v: whole details
+        say(clean(line, single_line=True))  # details are the child's: no escapes
     counts: dict[str, int] = {}
     for cell in record.cells:
         counts[cell.status] = counts.get(cell.status, 0) + 1
     summary = ", ".join(f"{n} {status}" for status, n in counts.items())
     total = sum(c.duration_s for c in record.cells)
-    click.echo(f"{len(record.cells)} cells ({summary}), {total:.1f}s of legs")
-    click.echo(f"record: {shown_path}")
+    say(f"{len(record.cells)} cells ({summary}), {total:.1f}s of legs")
+    say(f"record: {shown_path}")
     verdict = ("ok: " if record.ok else "failed: ") + " ".join(record.reason.split())
-    click.echo(verdict if len(verdict) <= 100 else verdict[:99] + "…")
+    say(verdict if len(verdict) <= 100 or verbose() else verdict[:99] + "…")
+    for line in verdict_lines(record):
+        say(clean(line, single_line=True))

@@ -12,7 +12,12 @@ from typing import TYPE_CHECKING
 import click
 
 from contribkit.cli import options
+from contribkit.cli.output import say
 from contribkit.core.errors import CheckFailed, warn
+
+# Where a hint has `pr` write the body to edit: under .contribkit/, which git ignores (a body in
+# the tree would make the next submit refuse a dirty tree).
+BODY_FILE = ".contribkit/pr-body.md"
 
 if TYPE_CHECKING:
     from contribkit.pr.submit import Push, Submission
@@ -125,7 +130,8 @@ def submit(
     \b
     Examples:
       contribkit submit --dry-run
-      contribkit pr -o body.md && $EDITOR body.md && contribkit submit --body-file body.md
+      contribkit pr -o .contribkit/pr-body.md --force && $EDITOR .contribkit/pr-body.md
+      contribkit submit --body-file .contribkit/pr-body.md
       contribkit submit --draft --push --label "module: nn" --reviewer albanD
     """
     from contribkit.cli.output import print_json
@@ -162,10 +168,10 @@ def submit(
             }
         )
     else:
-        click.echo(f"opened {outcome.url}")
-        click.echo(f"gate: {relpath(plan.record_path, root)} at {plan.record.short_head}")
+        say(f"opened {outcome.url}")
+        say(f"gate: {relpath(plan.record_path, root)} at {plan.record.short_head}")
         for comment in plan.comments:  # contribkit posts no comment: the bot reads the user's
-            click.echo(f"next: comment on the PR: {comment}")
+            say(f"next: comment on the PR: {comment}")
     return 0
 
 
@@ -193,12 +199,12 @@ def refuse_body(plan: Submission) -> None:
     from contribkit.conventions.report import format_violation
 
     for violation in plan.violations:  # each one blocks (a warning only under hooks.strict)
-        click.echo(format_violation(violation, strict=True), err=True)
-        click.echo(f"    hint: {violation.fix}", err=True)
+        say(format_violation(violation, strict=True), err=True)
+        say(f"    hint: {violation.fix}", err=True)
     count = len(plan.violations)
     raise CheckFailed(
         f"the PR title or body breaks {count} PR rule{'s' if count > 1 else ''} (above)",
-        hint="contribkit pr -o body.md, fix it, then: contribkit submit --body-file body.md",
+        hint=f"contribkit pr -o {BODY_FILE} --force, fix it there, then: contribkit submit --body-file {BODY_FILE}",
     )
 
 
@@ -217,31 +223,31 @@ def print_plan(plan: Submission, root: Path, push_flag: bool) -> None:
 
     record = plan.record
     green = sum(c.required for c in record.cells)
-    click.echo(
+    say(
         f"gate: ok: {relpath(plan.record_path, root)} is for {record.short_head} "
         f"on a clean tree, {green} required cell(s) green"
     )
     if plan.push is None:
-        click.echo("push: no push remote; --head names the branch")
+        say("push: no push remote; --head names the branch")
     elif not plan.push.needed:
-        click.echo(f"push: not needed ({plan.push.state})")
+        say(f"push: not needed ({plan.push.state})")
     elif push_flag:
-        click.echo(f"would push: {shlex.join(plan.push.argv())}  ({plan.push.state})")
+        say(f"would push: {shlex.join(plan.push.argv())}  ({plan.push.state})")
     elif plan.push_required:
-        click.echo(
+        say(
             f"push: needed ({plan.push.state}); without --push a real run asks on a "
             "terminal, and stops when there is none"
         )
     else:
-        click.echo(f"push: not checked ({plan.push.state}; --head names the branch)")
+        say(f"push: not checked ({plan.push.state}; --head names the branch)")
     if plan.method == "gh":
-        click.echo(f"would run: {shlex.join(plan.gh_argv())}")
+        say(f"would run: {shlex.join(plan.gh_argv())}")
     else:
         for call in plan.api_calls():
-            click.echo(f"would send: {call['method']} {call['url']}")
-            click.echo(json.dumps(call["json"], indent=2))
+            say(f"would send: {call['method']} {call['url']}")
+            say(json.dumps(call["json"], indent=2))
     for comment in plan.comments:
-        click.echo(f"then: comment on the PR: {comment}")
+        say(f"then: comment on the PR: {comment}")
     where = f" ({relpath(plan.body_path, root)})" if plan.method == "gh" else ""
-    click.echo(f"--- body{where} ---")
-    click.echo(plan.pr.body, nl=False)
+    say(f"--- body{where} ---")
+    say(plan.pr.body, nl=False)

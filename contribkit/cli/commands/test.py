@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from contribkit.cli import options
+from contribkit.cli.output import say
 from contribkit.core.errors import warn
 
 
@@ -144,7 +145,7 @@ def test(
         print_json({**result.summary, **({"diff": plan.diff()} if dry_run else {})})
         return 0
     if dry_run:
-        click.echo(plan.diff(), nl=False)
+        say(plan.diff(), nl=False)  # a preview for a person: filtered
     _print_summary(result.summary, dry_run)
     return 0
 
@@ -153,20 +154,20 @@ def _print_summary(summary: dict[str, Any], dry_run: bool) -> None:
     verb = "would insert into" if summary["action"] == "insert" else "would write"
     if not dry_run:
         verb = "inserted into" if summary["action"] == "insert" else "wrote"
-    click.echo(f"{verb} {summary['path']}")
+    say(f"{verb} {summary['path']}")
     kind = "device-generic" if summary["device_generic"] else "not device-generic"
-    click.echo(f"  class:    {summary['class']} ({kind})")
-    click.echo(f"  test:     {summary['test']}")
+    say(f"  class:    {summary['class']} ({kind})")
+    say(f"  test:     {summary['test']}")
     for device, names in summary["variants"].items():
-        click.echo(f"  {device + ':':<9} {', '.join(names)}")
+        say(f"  {device + ':':<9} {', '.join(names)}")
     if "owner" in summary:
-        click.echo(f"  owner:    {summary['owner']} (from the {summary['owner_source']})")
+        say(f"  owner:    {summary['owner']} (from the {summary['owner_source']})")
     if "placed_by" in summary:
-        click.echo(f"  placed:   by {summary['placed_by']}")
+        say(f"  placed:   by {summary['placed_by']}")
     for added in summary.get("imports_added", []):
-        click.echo(f"  import:   {added}")
+        say(f"  import:   {added}")
     for note in summary["notes"]:
-        click.echo(f"  note:     {note}")
+        say(f"  note:     {note}")
     if summary["action"] == "create" and summary["file"] == "exists":
-        click.echo("  note:     the file exists and would be refused; pass --force to overwrite")
-    click.echo(f"  run:      {summary['run']}")
+        say("  note:     the file exists and would be refused; pass --force to overwrite")
+    say(f"  run:      {summary['run']}")

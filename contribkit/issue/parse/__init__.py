@@ -33,7 +33,7 @@ from contribkit.issue.parse.expectations import behaviour, contrasts_devices
 from contribkit.issue.parse.markdown import MAX_SOURCE_CHARS, NOT_PROGRAM_ROLES, clean, read_source
 from contribkit.issue.parse.nature import issue_nature
 from contribkit.issue.parse.program import program
-from contribkit.issue.parse.scan import Scan
+from contribkit.issue.parse.scan import Scan, parsing_once
 from contribkit.issue.parse.signature import signatures
 from contribkit.issue.parse.transcripts import strip_output_comments
 
@@ -51,8 +51,14 @@ def parse_issue(issue: Issue) -> ParsedIssue:
       comments (origin "text"), then a mention in the title.
     - The reporter's env comes from the body, then from the author's comments.
 
-    Never raises; what was odd about the input is said in ``warnings``.
+    Never raises; what was odd about the input is said in ``warnings``. Each distinct code text
+    is parsed once (``scan.parsing_once``), however many steps look at it.
     """
+    with parsing_once():
+        return _parse_issue(issue)
+
+
+def _parse_issue(issue: Issue) -> ParsedIssue:
     body = read_source("body", "the issue body", issue.body)
     warnings = list(body.warnings)
     if not body.text.strip():
@@ -77,7 +83,7 @@ def parse_issue(issue: Issue) -> ParsedIssue:
     if not any(_has_traceback(scan) for scan in scans):
         traceback_scans = scans + [s for s in comments.authors() if _has_traceback(s)][:1]
     expected, actual = behaviour(body)
-    nature, nature_why = issue_nature(issue)
+    nature, nature_why = issue_nature(issue, body.text)
     return ParsedIssue(
         code=strip_output_comments(code),
         transcript=code,
@@ -92,6 +98,7 @@ def parse_issue(issue: Issue) -> ParsedIssue:
         actual=actual,
         warnings=_unique(warnings),
         contrasts_devices=contrasts_devices(clean(issue.title, "the title", []), body),
+        body=body.text,
     )
 
 

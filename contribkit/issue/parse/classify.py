@@ -66,6 +66,7 @@ _PLAIN_TAGS = frozenset(
         "error",
     }
 )
+_IPYTHON_INPUT = re.compile(r"In \[\d*\]: ")
 _SHELL_LINE = re.compile(
     r"\s*(?:\$\s"
     r"|(?:[A-Z_][A-Z0-9_]*=\S*\s+)+\S"
@@ -94,7 +95,7 @@ def classify(content: str, tag: str) -> list[Piece]:
     text = "\n".join(lines)
     if is_collect_env(lines):
         return [Piece("collect_env", first, text)]
-    ipython = any(re.match(r"In \[\d*\]: ", line) for line in lines)  # `In [1]: x = 1` parses
+    ipython = any(_IPYTHON_INPUT.match(line) for line in lines)  # `In [1]: x = 1` parses
     if has_prompts(lines) and (ipython or parse_python(text) is None):
         return [_shifted(p, first) for p in repl_pieces(lines)]
     error = error_start(lines)
@@ -107,12 +108,10 @@ def classify(content: str, tag: str) -> list[Piece]:
                 Piece("traceback", first + error, "\n".join(lines[error:])),
             ]
         return [Piece("traceback", first, text)]
-    kind = _plain_kind(lines, tag)
-    if kind != "python":
-        return [Piece(kind, first, _finish(kind, lines))]
-    code, output = split_trailing_output(
-        drop_non_code_lines(textwrap.dedent("\n".join(lines)).rstrip())
-    )
+    kind = _plain_kind(lines, tag, text)
+    if kind != "python":  # what _finish gives for these lines: ``text`` is dedented already
+        return [Piece(kind, first, text.rstrip())]
+    code, output = split_trailing_output(drop_non_code_lines(text.rstrip()))
     pieces = [Piece(kind, first, code)]
     if output:  # pasted output under the code: kept as what the code printed
         pieces.append(Piece("output", first + code.count("\n") + 1, output))
@@ -123,8 +122,10 @@ def _shifted(piece: Piece, by: int) -> Piece:
     return Piece(piece.kind, piece.offset + by, piece.text)
 
 
-def _plain_kind(lines: list[str], tag: str) -> str:
-    text = textwrap.dedent("\n".join(lines))
+def _plain_kind(lines: list[str], tag: str, dedented: str | None = None) -> str:
+    """The kind of a block without prompts or a traceback; ``dedented`` is ``lines`` joined and
+    dedented, where the caller has it already (dedenting is idempotent: the same text)."""
+    text = textwrap.dedent("\n".join(lines)) if dedented is None else dedented
     if tag in _SHELL_TAGS:
         return "output" if is_printed_output(text) else "shell"
     tree = parse_python(text)

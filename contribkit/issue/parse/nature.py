@@ -19,12 +19,12 @@ _FEATURE_HEADING = re.compile(r"^#+\s*\W*\s*the feature, motivation and pitch", 
 _DOCS_HEADING = re.compile(r"^#+\s*\W*\s*the doc(?:s|umentation)? issue", re.I | re.M)
 
 
-def issue_nature(issue: Issue) -> tuple[str, str]:
+def issue_nature(issue: Issue, body: str) -> tuple[str, str]:
     """("bug" | "feature" | "docs", why): what the issue asks for, from its labels, title and
-    template headings. Anything not clearly a feature request or docs issue is a bug."""
+    template headings (in ``body``, the body as the parser read it: cut at MAX_SOURCE_CHARS).
+    Anything not clearly a feature request or docs issue is a bug."""
     labels = [label for label in issue.labels if isinstance(label, str)]
     title = issue.title if isinstance(issue.title, str) else ""
-    body = issue.body if isinstance(issue.body, str) else ""
     for label in labels:
         if _FEATURE_LABELS.match(label.strip()):
             return "feature", f"it is labelled {label!r}"

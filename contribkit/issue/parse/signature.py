@@ -204,6 +204,8 @@ def _hedged(text: str, position: int) -> bool:
 
 def _code_comments(code: str) -> Iterator[str]:
     """The comments in Python ``code`` (as far as it tokenizes)."""
+    if "#" not in code:  # every comment token starts with one: nothing to tokenize
+        return
     try:
         for token in tokenize.generate_tokens(io.StringIO(code).readline):
             if token.type == tokenize.COMMENT:

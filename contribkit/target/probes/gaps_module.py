@@ -60,10 +60,26 @@ except Exception:
     torch = None
 
 
+def is_enum_like(obj: Any) -> bool:
+    """An enumeration: a class whose ``__members__`` maps names to its own instances. Python's
+    enum.Enum (torch.memory_format-like IntEnums) and pybind11's py::enum_ (F.ScalingType,
+    F.SwizzleType, which are no Enum subclasses) both have that shape."""
+    if not inspect.isclass(obj):
+        return False
+    if issubclass(obj, enum.Enum):
+        return True
+    members = getattr(obj, "__members__", None)
+    try:
+        values = list(members.values()) if members is not None else []
+    except Exception:  # a __members__ that is no mapping
+        return False
+    return bool(values) and all(isinstance(v, obj) for v in values)
+
+
 def is_public(name: str, obj: Any) -> bool:
     if name.startswith("_") or inspect.ismodule(obj) or not callable(obj):
         return False
-    if inspect.isclass(obj) and issubclass(obj, enum.Enum):
+    if is_enum_like(obj):
         return False  # a set of constants, not something to call
     owner = getattr(obj, "__module__", None) or ""
     if owner == modname or owner.startswith(modname + "."):

@@ -221,6 +221,25 @@ def parse_table(text: str) -> "list[dict[str, str]]":
     return rows
 
 
+def first_that_runs(
+    op: Any, samples: "list[Any]", mode: Any, ran: "list[str]"
+) -> "tuple[int, str | None]":
+    """Run the samples in turn under ``mode`` until one returns: its index and None, else the
+    first sample's index (0) and the last error. ``ran`` holds the ops of the one that ran."""
+    error = None
+    for i, (args, kwargs, _shown) in enumerate(samples):
+        ran.clear()
+        try:
+            with mode():
+                op(*args, **kwargs)
+        except Exception as exc:
+            error = short(exc)
+            continue
+        return i, None
+    ran.clear()
+    return 0, error
+
+
 def trace(overload: str) -> None:
     from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -238,30 +257,25 @@ def trace(overload: str) -> None:
             ran.append(str(func).replace("aten.", "", 1).replace(".default", ""))
             return func(*args, **(kwargs or {}))
 
-    try:
-        samples = opinfo_samples(name.rstrip("_"))
-    except Exception:  # op_db needs numpy; the schema's sample still works
-        samples = []
+    # The schema's own sample first: it needs no OpInfo database (whose import costs seconds);
+    # the OpInfo samples are loaded only when the schema gives none, or none that runs.
+    samples: list[tuple[list[Any], dict[str, Any], str]] = []
     with contextlib.suppress(TypeError):
         samples.append(schema_sample(op._schema))
-    error = "no sample input could be built for this schema" if not samples else None
-    chosen = samples[0] if samples else ([], {}, "")
-    for args, kwargs, shown in samples:
-        ran.clear()
-        chosen = (args, kwargs, shown)
+    index, error = first_that_runs(op, samples, Record, ran)
+    if error is not None or not samples:
         try:
-            with Record():
-                op(*args, **kwargs)
-        except Exception as exc:
-            error = short(exc)
-            continue
-        error = None
-        break
+            more = opinfo_samples(name.rstrip("_"))
+        except Exception:  # op_db needs numpy
+            more = []
+        if more:
+            samples = more + samples
+            index, error = first_that_runs(op, samples, Record, ran)
+    if not samples:
+        error = "no sample input could be built for this schema"
     if error:
         result["trace_error"] = error
-    if error:
-        ran.clear()
-        chosen = samples[0] if samples else chosen
+    chosen = samples[index] if samples else ([], {}, "")
     result["sample"] = "torch.ops.aten." + overload + "(" + chosen[2] + ")" if samples else None
     tensors = [a for a in chosen[0] if isinstance(a, torch.Tensor)]
     keys = str(torch._C._dispatch_keys(tensors[0])) if tensors else ""

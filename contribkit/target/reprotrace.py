@@ -1,0 +1,333 @@
+# contribkit repro runtime, part 2: the execution evidence (what the issue's code ran). Embedded
+# verbatim in every generated repro script between reprojudge.py and reprolib.py (see
+# contribkit.repro.plan.runtime_source), so it is standard-library only (torch is imported
+# when recording starts), runs on Python 3.9+, and has no __future__ imports.
+import contextlib
+import functools
+import os
+import sys
+from typing import Any, Callable, Dict, List, Optional
+
+RECORD_ENV = "CONTRIBKIT_REPRO_RECORD"  # "0": record no torch calls (the on/off comparison)
+EVIDENCE_ENV = "CONTRIBKIT_REPRO_EVIDENCE"  # "1": print the evidence line (contribkit run sets it)
+EVIDENCE_PREFIX = "contribkit-evidence:"  # that line: the evidence and the rule, as JSON
+# Calls that read or show a tensor, or set up a run: they say nothing of the issue's computation.
+_QUIET_OPS = frozenset(
+    [
+        "__get__",
+        "__set__",
+        "__repr__",
+        "__str__",
+        "__format__",
+        "__len__",
+        "__iter__",
+        "__hash__",
+        "__bool__",
+        "__index__",
+        "__reduce_ex__",
+        "__deepcopy__",
+        "__setstate__",
+        "__contains__",
+        "__array__",
+        "tolist",
+        "item",
+        "numpy",
+        "dim",
+        "size",
+        "numel",
+        "is_available",
+        "manual_seed",
+        "set_printoptions",
+        "get_default_dtype",
+        "device",
+    ]
+)
+_MAX_OPS = 200  # distinct op names kept in the evidence (the most called)
+_SAMPLE = 64  # after its first 64 calls, an op's tensors are looked at once in 64 calls
+
+
+def _tensor_kinds(values: List[Any]) -> "tuple[List[str], List[str]]":
+    """The device types and dtypes of the tensors among ``values`` (and in their lists)."""
+    devices: List[str] = []
+    dtypes: List[str] = []
+    for value in values:
+        items = value if isinstance(value, (list, tuple)) else (value,)
+        for item in items[:8]:
+            device = getattr(item, "device", None)
+            dtype = getattr(item, "dtype", None)
+            if device is not None and dtype is not None and hasattr(item, "data_ptr"):
+                kind = getattr(device, "type", None)
+                if kind and kind not in devices:
+                    devices.append(kind)
+                text = str(dtype).replace("torch.", "")
+                if text not in dtypes:
+                    dtypes.append(text)
+    return devices, dtypes
+
+
+def _op_name(func: Any) -> str:
+    return str(getattr(func, "__name__", "") or type(func).__name__)
+
+
+class Recorder:
+    """Records, without changing results, what the issue's code executed: the torch functions
+    and operators it called (a TorchFunctionMode, paused while torch.compile'd code runs so that
+    dynamo traces and guards exactly what it would without it), the devices and dtypes of their
+    tensors, the op that raised, the issue's functions that called torch, and the warnings."""
+
+    def __init__(self, script: str) -> None:
+        self.script = script
+        self.ops: Dict[str, List[Any]] = {}  # name -> [calls, devices, dtypes]
+        self.functions: Dict[str, int] = {}  # the script's function names that called torch
+        self.raised: "Optional[tuple[BaseException, str, List[str]]]" = None
+        self.compiled_calls = 0
+        self.warnings: List[str] = []
+        self.mode: Any = None
+        self.on = False
+        self.ran_to_end: Optional[bool] = None
+
+    def start(self) -> None:
+        import warnings
+
+        real_show = warnings.showwarning
+
+        def show(message: Any, category: Any, *args: Any, **kwargs: Any) -> Any:
+            if len(self.warnings) < 20:
+                text = str(message).strip().splitlines()
+                self.warnings.append((category.__name__ + ": " + (text[0] if text else ""))[:200])
+            return real_show(message, category, *args, **kwargs)
+
+        warnings.showwarning = show
+        if os.environ.get(RECORD_ENV) == "0":
+            return
+        try:
+            import torch
+            from torch.overrides import TorchFunctionMode
+
+            torch._C._len_torch_function_stack  # noqa: B018 (the pause below needs it)
+        except (ImportError, AttributeError):
+            return
+        recorder = self
+
+        class _Mode(TorchFunctionMode):  # type: ignore[misc]
+            def __torch_function__(
+                self, func: Any, types: Any, args: Any = (), kwargs: Any = None
+            ) -> Any:
+                kwargs = kwargs or {}
+                try:
+                    result = func(*args, **kwargs)
+                except BaseException as exc:
+                    recorder.note(_op_name(func), args, kwargs, None, exc)
+                    raise
+                recorder.note(_op_name(func), args, kwargs, result, None)
+                return result
+
+        self.mode = _Mode()
+        self.mode.__enter__()
+        self.on = True
+        real_compile = torch.compile
+        torch.compile = self._compile_wrapper(real_compile, torch)
+
+    def stop(self, ran_to_end: bool) -> None:
+        if self.ran_to_end is None:
+            self.ran_to_end = ran_to_end
+        if self.on:  # take the mode off by identity: the code may have pushed others on it
+            self.on = False
+            with contextlib.suppress(Exception):
+                import torch
+
+                self._pause(torch)
+
+    def note(self, name: str, args: Any, kwargs: Any, result: Any, exc: Any) -> None:
+        """Count a call of ``name``; look at its tensors and caller on its first calls, then on
+        one call in _SAMPLE (a loop's thousands of calls stay cheap), and on an error."""
+        if not self.on or (name in _QUIET_OPS and exc is None):
+            return
+        entry = self.ops.get(name)
+        if entry is None:
+            entry = self.ops[name] = [0, [], []]
+        entry[0] += 1
+        if exc is None and entry[0] > _SAMPLE and entry[0] % _SAMPLE:
+            return
+        devices, dtypes = _tensor_kinds([*args, *kwargs.values(), result])
+        entry[1].extend(d for d in devices if d not in entry[1])
+        entry[2].extend(d for d in dtypes if d not in entry[2])
+        if exc is not None:
+            self.raised = (exc, name, devices)
+        frame: Any = sys._getframe(2)
+        for _ in range(12):
+            if frame is None:
+                break
+            if frame.f_code.co_filename == self.script:
+                who = frame.f_code.co_name
+                self.functions[who] = self.functions.get(who, 0) + 1
+                break
+            frame = frame.f_back
+
+    def _compile_wrapper(self, real: Callable[..., Any], torch: Any) -> Callable[..., Any]:
+        """torch.compile, whose compiled callables run with the recording mode paused (a mode
+        on the stack changes what dynamo traces and guards); each call is noted."""
+        recorder = self
+
+        def paused(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
+            @functools.wraps(fn)
+            def call(*args: Any, **kwargs: Any) -> Any:
+                recorder.compiled_calls += 1
+                recorder.note(name, args, kwargs, None, None)
+                modes = recorder._pause(torch)
+                try:
+                    return fn(*args, **kwargs)
+                finally:
+                    recorder._resume(torch, modes)
+
+            return call
+
+        @functools.wraps(real)
+        def compile(model: Any = None, *args: Any, **kwargs: Any) -> Any:
+            compiled = real(model, *args, **kwargs)
+            if model is None:  # @torch.compile(...): the decorator calls torch.compile again
+                return compiled
+            name = "torch.compile(" + getattr(model, "__name__", type(model).__name__) + ")"
+            if isinstance(compiled, torch.nn.Module) and callable(compiled.__dict__.get("forward")):
+                attr = "_forward" if "_forward" in compiled.__dict__ else "forward"
+                compiled.__dict__[attr] = paused(compiled.__dict__[attr], name)
+                return compiled
+            return paused(compiled, name) if callable(compiled) else compiled
+
+        return compile
+
+    def _pause(self, torch: Any) -> List[Any]:
+        """Take the recording mode off torch's function-mode stack; the modes there before."""
+        modes: List[Any] = []
+        while torch._C._len_torch_function_stack():
+            modes.append(torch._C._pop_torch_function_stack())
+        for mode in reversed(modes):
+            if mode is not self.mode:
+                torch._C._push_on_torch_function_stack(mode)
+        return modes
+
+    def _resume(self, torch: Any, modes: List[Any]) -> None:
+        while torch._C._len_torch_function_stack():
+            torch._C._pop_torch_function_stack()
+        for mode in reversed(modes):
+            torch._C._push_on_torch_function_stack(mode)
+
+    def devices(self) -> List[str]:
+        """The devices the recorded operations' tensors were on."""
+        seen: List[str] = []
+        for _, devices, _ in self.ops.values():
+            seen.extend(d for d in devices if d not in seen)
+        return sorted(seen)
+
+    def raised_by(self, exc: BaseException) -> "Optional[tuple[str, List[str]]]":
+        """The torch op that raised ``exc`` (or an error it chains), with its devices."""
+        if self.raised is None:
+            return None
+        seen = 0
+        link: Optional[BaseException] = exc
+        while link is not None and seen < 8:
+            if link is self.raised[0]:
+                return self.raised[1], self.raised[2]
+            link = link.__cause__ or link.__context__
+            seen += 1
+        return None
+
+    def document(self) -> Dict[str, Any]:
+        """The evidence, as the verdict's --json carries it."""
+        ranked = sorted(self.ops.items(), key=lambda item: -item[1][0])[:_MAX_OPS]
+        return {
+            "recorded": self.mode is not None,
+            "ran_to_end": self.ran_to_end,
+            "ops": {n: {"calls": c, "devices": d, "dtypes": t} for n, (c, d, t) in ranked},
+            "op_calls": sum(entry[0] for entry in self.ops.values()),
+            "devices": self.devices(),
+            "functions": sorted(self.functions),
+            "compiled_calls": self.compiled_calls,
+            "compile": compile_counts(),
+            "warnings": self.warnings,
+        }
+
+
+def compile_counts() -> Optional[Dict[str, int]]:
+    """What torch.compile did, from torch._dynamo's counters: frames traced (and traced without
+    error), graphs, graph breaks, recompiles; None where the code never imported dynamo."""
+    utils = sys.modules.get("torch._dynamo.utils")
+    counters = getattr(utils, "counters", None)
+    if counters is None:
+        return None
+    frames = counters.get("frames", {})
+    recompiles = 0
+    metrics: Any = getattr(utils, "get_compilation_metrics", None)
+    with contextlib.suppress(Exception):
+        recompiles = sum(1 for m in metrics() if getattr(m, "recompile_reason", None))
+    return {
+        "frames": int(frames.get("total", 0)),
+        "frames_ok": int(frames.get("ok", 0)),
+        "graphs": int(counters.get("stats", {}).get("unique_graphs", 0)),
+        "graph_breaks": int(sum(counters.get("graph_break", {}).values())),
+        "recompiles": recompiles,
+    }
+
+
+def explain_lines(doc: Optional[Dict[str, Any]], rule: str) -> List[str]:
+    """The evidence in words, then the rule that decided (the script's --explain)."""
+    if doc is None:
+        return ["no evidence recorded here (the verdict came from child runs)", "rule: " + rule]
+    if not doc.get("recorded"):
+        return ["torch calls were not recorded (%s=0, or torch too old)" % RECORD_ENV]
+    ended = {True: "yes", False: "no (it raised)", None: "unknown"}[doc.get("ran_to_end")]
+    ops = ", ".join(
+        "%s x%d [%s]" % (name, op["calls"], " ".join(op["devices"] + op["dtypes"]))
+        for name, op in list(doc["ops"].items())[:12]
+    )
+    lines = [
+        "the issue's code ran to its end: " + ended,
+        "torch operations called: %d (%s)" % (doc["op_calls"], ops or "none"),
+        "devices: " + (", ".join(doc["devices"]) or "none"),
+        "the issue's functions that called torch: " + (", ".join(doc["functions"]) or "none"),
+    ]
+    counts = doc.get("compile")
+    if doc.get("compiled_calls") or (counts and counts.get("frames")):
+        lines.append(
+            "torch.compile: %d call(s) of compiled code; %s"
+            % (doc["compiled_calls"], ", ".join("%s %d" % kv for kv in (counts or {}).items()))
+        )
+    lines.extend("warning: " + w for w in doc.get("warnings") or [])
+    return [*lines, "rule: " + rule]
+
+
+def main_file() -> str:
+    """The file of the running script (what the recorder matches frames against)."""
+    main = sys.modules.get("__main__")
+    return os.path.abspath(str(getattr(main, "__file__", "") or sys.argv[0]))
+
+
+def is_torch_op(name: str) -> bool:
+    """A function or method of torch's public namespaces (not a class) called ``name``."""
+    import torch
+
+    spaces = (torch, torch.Tensor, torch.nn.functional, torch.linalg, torch.fft, torch.special)
+    for space in spaces:
+        value = getattr(space, name, None)
+        if callable(value) and not isinstance(value, type):
+            return True
+    return False
+
+
+def issue_needs(claims: Dict[str, Any], raised_op: str) -> Dict[str, Any]:
+    """What the issue claims (the script's ``evidence=``, see repro/evidence.issue_claims), for
+    the rules: the torch ops it names that this torch has, the device it reports the bug on,
+    whether it is about compile, contrasts devices, only defines things, expects its error."""
+    return {
+        # Never an op the recorder leaves out (``.item()``, ``.size()``): it cannot be seen run.
+        "named": [
+            n for n in claims.get("named_ops") or [] if n not in _QUIET_OPS and is_torch_op(n)
+        ],
+        "device": claims.get("reported_device"),
+        "device_claimed": claims.get("device_claimed"),
+        "compile": claims.get("about_compile"),
+        "contrast": claims.get("contrast"),
+        "defines_only": claims.get("defines_only"),
+        "error_expected": claims.get("error_expected"),
+        "raised_op": raised_op,
+    }

@@ -1,0 +1,206 @@
+"""Execution evidence in repro scripts, and the rules over it, with real CPU torch.
+
+The issues are written for these tests in the shapes real reports take: code that only defines
+a model, the correct (CPU) side of a CPU-vs-CUDA contrast, an undefined ``device``, and a
+compiled function whose graphs must not change when the recording is on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from contribkit.core.render import write_outputs
+from contribkit.issue.model import Issue
+from contribkit.issue.parse import parse_issue
+from contribkit.repro.plan import plan_repro
+from contribkit.target.reprojudge import missing_for_absence, missing_for_signature, same_op
+
+FENCE = "`" * 3
+
+
+def write_script(tmp_path: Path, body: str, title: str) -> Path:
+    text = textwrap.dedent(body).lstrip("\n").replace("'''", FENCE)
+    issue = Issue(title=title, body=text, number=9, repo="pytorch/pytorch", labels=[])
+    plan = plan_repro(issue, parse_issue(issue))
+    folder = tmp_path / "issue-9"
+    write_outputs(plan.output_files(folder))
+    return folder / "repro.py"
+
+
+def run_json(script: Path, *extra: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+    proc = subprocess.run(
+        [sys.executable, str(script), "--device", "cpu", "--json", *extra],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=script.parent,
+        env={**os.environ, **(env or {})},
+    )
+    doc: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert doc["exit_code"] == proc.returncode
+    return doc
+
+
+DEFINES_ONLY = """
+    ### 🐛 Describe the bug
+
+    Calling the model fails with an error when the input has an odd length.
+
+    '''python
+    import torch
+    import torch.nn as nn
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv1d(4, 4, 3, padding=1)
+
+        def forward(self, x):
+            return self.conv(x)[..., ::2]
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.block = Block()
+
+        def forward(self, x):
+            return self.block(x)
+    '''
+"""
+
+
+@pytest.mark.slow
+def test_code_that_only_defines_classes_cannot_decide(tmp_path: Path) -> None:
+    """No operation the issue reports ran: the clean run is CANNOT_RUN, never NOT_REPRODUCED."""
+    script = write_script(tmp_path, DEFINES_ONLY, "Conv1d model fails on odd lengths")
+    doc = run_json(script)
+    assert doc["verdict"] == "CANNOT_RUN", doc
+    assert "no torch operation ran: the code only defines classes" in doc["detail"]
+    assert doc["evidence"]["ran_to_end"] is True and doc["evidence"]["op_calls"] == 0
+
+
+CONTRAST = """
+    ### 🐛 Describe the bug
+
+    On CPU `index_select` checks the index and raises, which is what we want. On CUDA the same
+    call returns garbage instead of raising.
+
+    '''python
+    import torch
+    x = torch.arange(6.0).reshape(3, 2)
+    print(torch.index_select(x, 0, torch.tensor([5])))
+    '''
+
+    '''
+    IndexError: index out of range in self
+    '''
+"""
+
+
+@pytest.mark.slow
+def test_the_cpu_error_of_a_cpu_vs_cuda_contrast_is_not_reproduced(tmp_path: Path) -> None:
+    """The CPU raises the quoted error, but the issue calls the CPU side correct."""
+    script = write_script(tmp_path, CONTRAST, "index_select does not raise on CUDA like on CPU")
+    doc = run_json(script)
+    assert doc["verdict"] == "CANNOT_RUN", doc
+    assert "raised on the CPU" in doc["detail"] or "reports the bug on cuda" in doc["detail"]
+    assert doc["evidence"]["ops"]["index_select"]["devices"] == ["cpu"]
+
+
+NAMED_OP = """
+    ### 🐛 Describe the bug
+
+    `torch.nn.functional.pad` fails with an error in reflect mode on empty inputs.
+
+    '''python
+    import torch
+    import torch.nn.functional as F
+    x = torch.ones(2, 3) @ torch.ones(3, 2)
+    device
+    print(x.to(device).sum())
+    '''
+"""
+
+
+@pytest.mark.slow
+def test_evidence_in_json_and_the_named_op_rule(tmp_path: Path) -> None:
+    """The verdict's --json carries the ops, devices, dtypes and the rule; an op the issue names
+    (F.pad) that never ran keeps a clean run from NOT_REPRODUCED; ``device`` gets a value."""
+    script = write_script(tmp_path, NAMED_OP, "F.pad raises an error in reflect mode")
+    assert "device = torch.device(DEVICE)" in script.read_text()
+    doc = run_json(script)
+    assert doc["verdict"] == "CANNOT_RUN", doc
+    assert "no operation the issue names (pad) ran" in doc["detail"]
+    evidence = doc["evidence"]
+    assert evidence["recorded"] and evidence["ran_to_end"] and evidence["devices"] == ["cpu"]
+    assert evidence["ops"]["matmul"] == {"calls": 1, "devices": ["cpu"], "dtypes": ["float32"]}
+    assert evidence["ops"]["ones"]["calls"] == 2 and "pad" not in evidence["ops"]
+    assert doc["rule"].startswith("NOT_REPRODUCED needs")
+    meta = json.loads((script.parent / "meta.json").read_text())
+    assert "define the undefined name(s) device" in " ".join(meta["edits"])
+    explained = subprocess.run(
+        [sys.executable, str(script), "--device", "cpu", "--explain"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=script.parent,
+    ).stdout
+    assert "contribkit-explain: torch operations called: " in explained
+    assert "contribkit-explain: rule: NOT_REPRODUCED needs" in explained
+
+
+COMPILED = """
+    ### 🐛 Describe the bug
+
+    torch.compile gives a graph break on print in this function and recompiles.
+
+    '''python
+    import torch
+
+    def f(x):
+        y = torch.sin(x) + x.cos()
+        print("inside")
+        return y.sum() * 2
+
+    cf = torch.compile(f, backend="eager")
+    x = torch.arange(4.0)
+    print(cf(x), cf(x + 1), cf(torch.arange(5.0)))
+    '''
+"""
+
+
+@pytest.mark.slow
+def test_recording_does_not_change_what_dynamo_compiles(tmp_path: Path) -> None:
+    """Frames, graphs, graph breaks, recompiles and the output are the same with the recording
+    mode on and off (it is paused while compiled code runs)."""
+    script = write_script(tmp_path, COMPILED, "graph break and recompiles in compiled function")
+    on = run_json(script)
+    off = run_json(script, env={"CONTRIBKIT_REPRO_RECORD": "0"})
+    assert on["evidence"]["recorded"] and not off["evidence"]["recorded"]
+    assert on["evidence"]["compile"] == off["evidence"]["compile"]
+    assert on["evidence"]["compile"]["graph_breaks"] >= 1
+    assert on["evidence"]["compiled_calls"] == 3
+    assert on["verdict"] == off["verdict"]
+
+
+def test_the_rules_name_the_missing_evidence() -> None:
+    ran = {"recorded": True, "ran_to_end": True, "op_calls": 3, "compiled_calls": 0}
+    ops: dict[str, Any] = {"ops": {"linalg_eigh": {}}, "devices": ["cpu"], "compile": None}
+    assert missing_for_absence({**ran, **ops}, {"named": ["eigh"]}) == ""
+    assert "reports the bug on cuda" in missing_for_absence({**ran, **ops}, {"device": "cuda"})
+    assert "no compiled frame" in missing_for_absence({**ran, **ops}, {"compile": True})
+    assert "did not run to its end" in missing_for_absence({**ran, "ran_to_end": False}, {})
+    assert missing_for_absence({"recorded": False}, {"device": "cuda"}) == ""
+    assert "expected result" in missing_for_signature(["cpu"], {"error_expected": True})
+    assert "raised on cuda" not in missing_for_signature(["cuda"], {"device": "cuda"})
+    assert missing_for_signature(["cpu"], {"contrast": True})
+    assert missing_for_signature(["cuda"], {"contrast": True}) == ""
+    assert same_op("index_add_", "index_add") and not same_op("add", "index_add")
