@@ -10,7 +10,6 @@ a sandbox by passing ``confine`` (:mod:`contribkit.core.sandbox`).
 from __future__ import annotations
 
 import contextlib
-import fnmatch
 import io
 import os
 import signal
@@ -20,19 +19,22 @@ import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from contribkit.core import redact
 from contribkit.core.fsutil import open_new
-from contribkit.target.reproconfine import SECRET_NAMES
+from contribkit.core.redact import SECRET_PATTERNS as SECRET_PATTERNS
+from contribkit.core.redact import is_secret as is_secret
 
-if TYPE_CHECKING:
-    from contribkit.core.sandbox import Confinement
 
-# Documented in the README ("Safety"); extend with the `scrub_env` setting. A variable whose
-# value holds a URL with credentials (scheme://user:password@) is a secret whatever its name.
-# One list with the repro scripts' own (target/reproconfine.py), which cannot import contribkit.
-SECRET_PATTERNS: tuple[str, ...] = SECRET_NAMES
+class Confining(Protocol):
+    """What confines a child (``core.sandbox.Confinement``): the command and environment that
+    run ``cmd`` inside it. A protocol, so that this module never imports the sandbox's."""
+
+    def wrap(
+        self, cmd: Sequence[str], env: Mapping[str, str], cwd: Path | str | None
+    ) -> tuple[list[str], dict[str, str]]: ...
+
 
 DEFAULT_LOG_CAP = 8 * 1024 * 1024
 _TAIL_CHARS = 256 * 1024
@@ -40,14 +42,6 @@ _TAIL_CHARS = 256 * 1024
 # Children still running, so that the main thread, when stopped, can end those of worker threads.
 _running: dict[int, subprocess.Popen[bytes]] = {}
 _running_lock = threading.Lock()
-
-
-def is_secret(name: str, extra_patterns: Iterable[str] = (), value: str | None = None) -> bool:
-    """Whether the variable ``name`` (holding ``value``, when given) is a secret."""
-    upper = name.upper()
-    if any(fnmatch.fnmatchcase(upper, p.upper()) for p in (*SECRET_PATTERNS, *extra_patterns)):
-        return True
-    return value is not None and redact.has_credentials(value)
 
 
 def scrubbed_env(
@@ -296,7 +290,7 @@ def run_child(
     timeout: float | None = None,
     log_path: Path | None = None,
     log_cap: int = DEFAULT_LOG_CAP,
-    confine: Confinement | None = None,
+    confine: Confining | None = None,
 ) -> ChildResult:
     """Run ``cmd`` in its own process group; capture output (and tee it to ``log_path``, capped).
 

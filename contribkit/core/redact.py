@@ -14,6 +14,7 @@ is ``false``; replacing every ``false`` would hide more than it protects).
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import functools
 import os
 import re
@@ -22,6 +23,22 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Protocol, TextIO, TypeVar, cast
+
+from contribkit.target.reproconfine import SECRET_NAMES
+
+# Documented in the README ("Safety"); extend with the `scrub_env` setting. A variable whose
+# value holds a URL with credentials (scheme://user:password@) is a secret whatever its name.
+# One list with the repro scripts' own (target/reproconfine.py), which cannot import contribkit.
+SECRET_PATTERNS: tuple[str, ...] = SECRET_NAMES
+
+
+def is_secret(name: str, extra_patterns: Iterable[str] = (), value: str | None = None) -> bool:
+    """Whether the variable ``name`` (holding ``value``, when given) is a secret."""
+    upper = name.upper()
+    if any(fnmatch.fnmatchcase(upper, p.upper()) for p in (*SECRET_PATTERNS, *extra_patterns)):
+        return True
+    return value is not None and has_credentials(value)
+
 
 MASK = "***"
 MIN_SECRET_CHARS = 6
@@ -113,8 +130,6 @@ def known_secrets(
     environ: Mapping[str, str] | None = None, extra_patterns: Iterable[str] = ()
 ) -> frozenset[str]:
     """Every secret value known now (see the module's docstring)."""
-    from contribkit.core.proc import is_secret
-
     env = os.environ if environ is None else environ
     with _lock:
         patterns = (*extra_patterns, *_patterns)

@@ -12,6 +12,8 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from contribkit.core.errors import BadInput
+from contribkit.target.reproexpect import EXPECT_AUTO, parse_expect
 from contribkit.target.reprolib import VERDICT_EXIT, VERDICT_PREFIX
 from contribkit.target.reprotrace import EVIDENCE_PREFIX
 
@@ -65,3 +67,19 @@ def find_verdict(lines: Iterable[str]) -> tuple[str, str] | None:
         if verdict is not None:
             return verdict
     return None
+
+
+def check_expect(value: str, option: str = "--expect") -> str:
+    """``value`` as stored (``kind`` or ``kind:arg``, or ``auto``); BadInput (exit 2, one line
+    naming the kinds) when it is not an oracle."""
+    if value.strip().lower() == EXPECT_AUTO:
+        return EXPECT_AUTO
+    try:
+        kind, arg = parse_expect(value)
+    except ValueError as exc:
+        raise BadInput(
+            f"{option}: {str(exc).removeprefix('--expect ')}",
+            hint=f"e.g. {option} 'error:index out of range'",
+        ) from None
+    stated = ":" in value  # recompiles and graph-breaks default to 0, kept unsaid
+    return f"{kind}:{arg}" if arg and stated else kind

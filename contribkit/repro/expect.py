@@ -12,14 +12,10 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from contribkit.core.errors import BadInput
 from contribkit.target.reproexpect import EXPECT_AUTO, parse_expect
-
-if TYPE_CHECKING:
-    from contribkit.issue.model import ParsedIssue
-    from contribkit.repro.spec import ReproCode
 
 # What each kind decides: REPRODUCED when ..., NOT_REPRODUCED when ... ("{arg}": its argument).
 MEANINGS = {
@@ -58,27 +54,11 @@ MEANINGS = {
 }
 # The prose of an issue whose bug is an error that is missing (a prose pattern that states what
 # the issue claims; it only picks the --expect a hint suggests): "should raise", "silently".
-_WANTS_ERROR = re.compile(
+WANTS_ERROR = re.compile(
     r"\bsilently\b|\b(?:should|expected?\s+to|supposed\s+to|ought\s+to)\s+(?:\w+\s+)?"
     r"(?:raise|throw|error|fail)|\b(?:does\s*n[o']t|did\s*n[o']t|never)\s+(?:raise|throw|error)",
     re.I,
 )
-
-
-def check_expect(value: str, option: str = "--expect") -> str:
-    """``value`` as stored (``kind`` or ``kind:arg``, or ``auto``); BadInput (exit 2, one line
-    naming the kinds) when it is not an oracle."""
-    if value.strip().lower() == EXPECT_AUTO:
-        return EXPECT_AUTO
-    try:
-        kind, arg = parse_expect(value)
-    except ValueError as exc:
-        raise BadInput(
-            f"{option}: {str(exc).removeprefix('--expect ')}",
-            hint=f"e.g. {option} 'error:index out of range'",
-        ) from None
-    stated = ":" in value  # recompiles and graph-breaks default to 0, kept unsaid
-    return f"{kind}:{arg}" if arg and stated else kind
 
 
 def describe(value: str | None) -> str:
@@ -89,24 +69,6 @@ def describe(value: str | None) -> str:
     holding = f" whose type or message holds {arg!r}" if arg else ""
     yes, no = (text.format(arg=arg, holding=holding) for text in MEANINGS[kind])
     return f"{value} (stated with --expect): REPRODUCED when {yes}; NOT_REPRODUCED when {no}"
-
-
-def expect_facts(code: ReproCode, parsed: ParsedIssue, report: str) -> dict[str, Any]:
-    """What the runtime needs to decide by any stated oracle: whether the code takes its device
-    from --device (device-vs-cpu runs it on two), calls compiled code more than once
-    (recompiles), uses quantized kernels (crash: every engine), compiles, contrasts devices, and
-    whether the issue says an error is missing (the hint's ``no-error``)."""
-    from contribkit.repro.evidence import _QUANTIZED, _repeats
-
-    text = code.edited.text or code.text
-    return {
-        "uses_device": code.rewrite or bool(re.search(r"\bDEVICE\b", text)),
-        "uses_compile": code.facts.uses_compile,
-        "repeats": _repeats(code.edited) if code.facts.uses_compile else False,
-        "quantized": bool(_QUANTIZED.search(parsed.code)),
-        "contrasts_devices": bool(parsed.contrasts_devices or code.facts.compares_devices),
-        "wants_error": bool(_WANTS_ERROR.search(report)),
-    }
 
 
 def suggestion(runtime: dict[str, Any], has_signature: bool) -> str | None:

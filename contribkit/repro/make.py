@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from contribkit.core.errors import BadInput
+from contribkit.core.verdict import check_expect
 from contribkit.core.workspace import Workspace
-from contribkit.repro.expect import check_expect
 from contribkit.target.reproexpect import EXPECT_AUTO
 
 if TYPE_CHECKING:

@@ -6,13 +6,15 @@ The issue's code is analysed and (when safe) device-rewritten here, but never ex
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from contribkit.issue.model import Issue, ParsedIssue, Signature
 from contribkit.repro.codefacts import DEVICE_NAME, CodeFacts, Comparison, analyse, apply_edits
 from contribkit.repro.edits import EditedCode, edit_code
 from contribkit.repro.evidence import Evidence, gather_evidence
-from contribkit.repro.expect import expect_facts, suggestion
+from contribkit.repro.expect import WANTS_ERROR, suggestion
 
 _ALLCLOSE_DEFAULTS = {"rtol": "1e-05", "atol": "1e-08"}
 KIND_TEXTS = {
@@ -291,3 +293,21 @@ def mark_line(code: str, line: int | None, why: str | None) -> str:
     lines = code.split("\n")
     at = min(max(line or len(lines), 1), len(lines))
     return "\n".join([*lines[:at], f"# ^^^ contribkit: does not parse here ({why})", *lines[at:]])
+
+
+def expect_facts(code: ReproCode, parsed: ParsedIssue, report: str) -> dict[str, Any]:
+    """What the runtime needs to decide by any stated oracle: whether the code takes its device
+    from --device (device-vs-cpu runs it on two), calls compiled code more than once
+    (recompiles), uses quantized kernels (crash: every engine), compiles, contrasts devices, and
+    whether the issue says an error is missing (the hint's ``no-error``)."""
+    from contribkit.repro.evidence import _QUANTIZED, _repeats
+
+    text = code.edited.text or code.text
+    return {
+        "uses_device": code.rewrite or bool(re.search(r"\bDEVICE\b", text)),
+        "uses_compile": code.facts.uses_compile,
+        "repeats": _repeats(code.edited) if code.facts.uses_compile else False,
+        "quantized": bool(_QUANTIZED.search(parsed.code)),
+        "contrasts_devices": bool(parsed.contrasts_devices or code.facts.compares_devices),
+        "wants_error": bool(WANTS_ERROR.search(report)),
+    }

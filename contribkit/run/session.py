@@ -162,7 +162,7 @@ def options_for(request: RunRequest, settings: Settings) -> RunOptions:
             hint=f"add it: --devices {','.join([*device_list, *missing])}",
         )
     from contribkit.core.sandbox import from_settings
-    from contribkit.repro.expect import check_expect
+    from contribkit.core.verdict import check_expect
 
     sandbox = from_settings(settings, network=request.allow_network)
     return runner.RunOptions(

@@ -364,8 +364,13 @@ def confined_command(
     args += view_args(readable, tree_root(folder), dict(os.environ), homes)
     for path in writable:
         args += ["--bind", path, path]
+    # The working folder only where the view holds it (the repro folder, its working tree, a
+    # writable folder): run from elsewhere (a home folder), the code starts in the repro's.
     cwd = os.getcwd()
-    args += ["--chdir", cwd if os.path.isdir(cwd) else folder]
+    tree = tree_root(folder)
+    seen = [folder, *([tree] if tree else []), *writable]
+    inside = any(cwd == p or cwd.startswith(p.rstrip(os.sep) + os.sep) for p in seen)
+    args += ["--chdir", cwd if inside and os.path.isdir(cwd) else folder]
     env[SANDBOX_ENV] = "bwrap"
     return [*args, "--", *cmd], ""
 

@@ -13,7 +13,7 @@ import shlex
 import sys
 import time
 import traceback
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 # contribkit:judge-import (the runtime module holds the other files' text above instead)
 from contribkit.target.reproconfine import Confined
@@ -21,8 +21,9 @@ from contribkit.target.reprojudge import comparable_lines, describe, dynamo_coun
 
 # contribkit:end-judge-import
 
-if TYPE_CHECKING:  # never true in a script: the driver is defined below this file's text
-    from contribkit.target.reprolib import Repro
+# The Repro driver (reprolib.py, defined below this file's text in a script), as this file sees
+# it: typed loosely, so that the driver, which imports this file, is not imported back.
+Driver = Any
 
 # The oracle kinds, what each one's argument is ("" none, "text" optional, "TEXT" required,
 # "N" an optional count), and the usage line every error names.
@@ -186,7 +187,7 @@ def _said(run: Dict[str, Any]) -> str:
 class UserOracle:
     """The oracle the user states, asked by the Repro driver (``repro``) at each decision."""
 
-    def __init__(self, repro: "Repro", value: str) -> None:
+    def __init__(self, repro: "Driver", value: str) -> None:
         self.repro = repro
         self.value = value
         self.kind, self.arg = parse_expect(value)
@@ -381,6 +382,7 @@ class UserOracle:
             counted = dynamo_counts()
             if counted is None or not counted[0]:
                 repro.verdict("CANNOT_RUN", how + "; torch.compile traced nothing")
+            assert counted is not None  # verdict() never returns
             frames, breaks, first = counted
             said = "%d graph break(s) in %d frame(s)" % (breaks, frames)
             if breaks > int(arg):
@@ -411,7 +413,7 @@ class UserOracle:
         return out + err
 
 
-def abstain_hint(repro: "Repro", detail: str) -> str:
+def abstain_hint(repro: "Driver", detail: str) -> str:
     """What ``--expect`` would decide a CANNOT_RUN the driver reached on its own ("" when none
     can be inferred: a missing device, a broken snippet, a time limit, INCOMPLETE)."""
     if repro.incomplete or "timed out" in detail or "--expect" in detail:

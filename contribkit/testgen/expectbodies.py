@@ -18,7 +18,7 @@ import ast
 from contribkit.core.render import python_literal
 from contribkit.repro.codefacts import Edit, apply_edits
 from contribkit.target.reproexpect import parse_expect
-from contribkit.testgen.oracles import OracleBody, crash_body, strip_runtime
+from contribkit.testgen.bodies import OracleBody, crash_body, strip_runtime
 from contribkit.testgen.pyedit import ImportSpec, indent_block
 from contribkit.testgen.rewrite import take_result
 from contribkit.testgen.tidy import drop_no_op_expressions, drop_prints

@@ -20,7 +20,7 @@ import ast
 
 from contribkit.core.render import python_literal
 from contribkit.repro.codefacts import Edit, apply_edits
-from contribkit.testgen.oracles import OracleBody, Shown, literal, strip_runtime
+from contribkit.testgen.bodies import OracleBody, Shown, literal, strip_runtime
 from contribkit.testgen.tidy import drop_no_op_expressions, drop_prints
 
 FLOAT64 = (
