@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -365,6 +366,50 @@ def test_signals_kill_running_legs(
         for pid in filter(alive, leg_pids):  # leave no orphan behind, even when the test fails
             os.kill(pid, signal.SIGKILL)
     assert not list((fork_repo / ".contribkit/runs").glob("*.json"))  # no record of a half run
+
+
+@pytest.mark.skipif(shutil.which("setpriv") is None, reason="needs util-linux's setpriv")
+def test_a_killed_contribkit_takes_its_unsandboxed_legs_with_it(
+    fork_repo: Path, tmp_path: Path, shared_cache: str
+) -> None:
+    """kill -9 of contribkit, with no sandbox (no bwrap --die-with-parent): the leg it started
+    dies with it (setpriv --pdeathsig), instead of running on to its timeout."""
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    write(
+        fork_repo,
+        "repros/slow/repro.py",
+        script(f"""\
+            import os, time
+            open(os.path.join({str(pids)!r}, "slow"), "w").write(str(os.getpid()))
+            time.sleep(600)
+        """),
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "contribkit", "run", "repros/slow", "--devices", "cpu"],
+        cwd=fork_repo,
+        env={**os.environ, "CONTRIBKIT_CACHE_DIR": shared_cache, "CONTRIBKIT_RUN_SANDBOX": "none"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    leg = pids / "slow"
+    try:
+        deadline = time.monotonic() + 120
+        while not (leg.exists() and leg.read_text()):
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        pid = int(leg.read_text())
+        assert alive(pid)  # the self-check: the leg runs while contribkit does
+        proc.kill()
+        proc.wait()
+        try:
+            assert wait_dead(pid)
+        finally:
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
 
 
 @pytest.fixture

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING
 
 from contribkit.core.errors import BadInput, warn
 from contribkit.core.shebang import shebang_words
-from contribkit.target.reproconfine import SANDBOX_ENV, view_args
+from contribkit.target.reproconfine import SANDBOX_ENV, dies_with_parent, view_args
 
 if TYPE_CHECKING:
     from contribkit.core.config import Settings
@@ -160,8 +160,8 @@ class Confinement:
         new_env = dict(env)
         new_env[SANDBOX_ENV] = "bwrap" if self.sandbox.active else "none"
         limited = [*self.sandbox.limits.argv(gpu=self.gpu, namespace=self.sandbox.active), *cmd]
-        if not self.sandbox.active:
-            return limited, new_env
+        if not self.sandbox.active:  # no --die-with-parent: a kill -9 of contribkit ends it too
+            return dies_with_parent(limited), new_env
         return bwrap_command(self, limited, new_env, cwd), new_env
 
 

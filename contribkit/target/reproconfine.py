@@ -344,6 +344,14 @@ def interpreter_places() -> List[str]:
     return places
 
 
+def dies_with_parent(cmd: List[str]) -> List[str]:
+    """``cmd`` killed (SIGKILL) when the process that started it dies, however it dies: what
+    bubblewrap's --die-with-parent gives a sandboxed child, here through util-linux's setpriv
+    where it exists (Linux); unchanged elsewhere."""
+    setpriv = shutil.which("setpriv") if sys.platform.startswith("linux") else None
+    return [setpriv, "--pdeathsig", "KILL", "--", *cmd] if setpriv else cmd
+
+
 def confined_command(
     cmd: List[str], env: Dict[str, str], script: str, writable: List[str]
 ) -> "Tuple[List[str], str]":
@@ -351,7 +359,7 @@ def confined_command(
     interpreter and ``writable``), or unchanged and why not."""
     bwrap, why_not = bwrap_available()
     if bwrap is None:
-        return cmd, why_not
+        return dies_with_parent(cmd), why_not
     folder = os.path.dirname(os.path.abspath(script))
     args = [bwrap, "--unshare-user-try", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
     args += ["--unshare-net", "--unshare-cgroup-try", "--new-session", "--die-with-parent"]
