@@ -207,3 +207,28 @@ def read_untrusted(path: Path, cap: int) -> bytes | None:
         if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
             return None
         return fh.read(cap)
+
+
+def refuse_links(root: Path, out_dir: Path) -> None:
+    """BadInput when ``out_dir`` is inside the repository but a symbolic link there leads the
+    write elsewhere: the folder itself or any folder between it and the root (a committed
+    ``repros -> /home/me`` or ``repros/issue-5 -> ../../.ssh``), or a path that resolves outside
+    the repository. A folder named outside the repository (``-o /tmp/x``) is the user's choice."""
+    base = Path(os.path.abspath(root))
+    target = Path(os.path.abspath(out_dir))
+    if not target.is_relative_to(base):
+        return
+    here = base
+    for part in target.relative_to(base).parts:
+        here = here / part
+        if here.is_symlink():
+            raise BadInput(
+                f"{here} is a symbolic link (to {os.readlink(here)}); contribkit does not write "
+                "through links inside the repository",
+                "remove the link, or pass -o with a folder that is not one",
+            )
+    if not target.resolve().is_relative_to(base.resolve()):
+        raise BadInput(
+            f"{target} leads outside the repository ({target.resolve()})",
+            "pass -o with a folder inside the repository, or outside it by its own path",
+        )

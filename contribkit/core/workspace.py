@@ -120,8 +120,12 @@ def repros_path(root: Path, settings: Settings) -> Path:
     """``<root>/<repros_dir>``: where repro folders live, always inside ``root``, trusted
     setting or not. A value that leaves it (an absolute path like ``/tmp/x``, ``../x``, or a
     link inside the repository that points out of it) is bad input."""
+    from contribkit.core.fsutil import refuse_links
+
     value = settings.text("repros_dir")
     folder = root / value
+    if not os.path.isabs(value):
+        refuse_links(root, folder)  # a link on the way is named as one (repros -> ~)
     real_root = os.path.realpath(root)
     real = os.path.realpath(folder)
     if os.path.isabs(value) or not (real == real_root or real.startswith(real_root + os.sep)):

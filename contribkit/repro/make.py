@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from contribkit.core.errors import BadInput
+from contribkit.core.fsutil import refuse_links
 from contribkit.core.verdict import check_expect
 from contribkit.core.workspace import Workspace
 from contribkit.target.reproexpect import EXPECT_AUTO
@@ -107,31 +108,6 @@ def scratch_patterns(ws: Workspace, out_dir: Path, written: list[str]) -> tuple[
     if target.is_relative_to(repros) and repros != root:
         return (f"/{repros.relative_to(root).as_posix()}/",)
     return tuple(f"/{Path(path).resolve().relative_to(root).as_posix()}" for path in written)
-
-
-def refuse_links(root: Path, out_dir: Path) -> None:
-    """BadInput when ``out_dir`` is inside the repository but a symbolic link there leads the
-    write elsewhere: the folder itself or any folder between it and the root (a committed
-    ``repros -> /home/me`` or ``repros/issue-5 -> ../../.ssh``), or a path that resolves outside
-    the repository. A folder named outside the repository (``-o /tmp/x``) is the user's choice."""
-    base = Path(os.path.abspath(root))
-    target = Path(os.path.abspath(out_dir))
-    if not target.is_relative_to(base):
-        return
-    here = base
-    for part in target.relative_to(base).parts:
-        here = here / part
-        if here.is_symlink():
-            raise BadInput(
-                f"{here} is a symbolic link (to {os.readlink(here)}); contribkit does not write "
-                "through links inside the repository",
-                "remove the link, or pass -o with a folder that is not one",
-            )
-    if not target.resolve().is_relative_to(base.resolve()):
-        raise BadInput(
-            f"{target} leads outside the repository ({target.resolve()})",
-            "pass -o with a folder inside the repository, or outside it by its own path",
-        )
 
 
 def write_excluded(
