@@ -64,3 +64,15 @@ engine = click.option(
     "(pip install 'contribkit[slurm]'; slurm.folder). --python then names interpreters on "
     "the workers; see docs/scale-out.md.",
 )
+cuda_host = click.option(
+    "--cuda-host",
+    metavar="HOST",
+    default=None,
+    help="Run the CUDA legs on HOST over ssh (default: run.cuda_host; see docs/remote-cuda.md).",
+)
+cuda_python = click.option(
+    "--cuda-python",
+    metavar="PATH",
+    default=None,
+    help="Interpreter on the CUDA host (default: run.cuda_python, i.e. python3).",
+)

@@ -76,18 +76,8 @@ and 1 when every cell was skipped or not available (nothing was checked).
     " graph-breaks[:N], determinism, crash, or auto. --expect stays the gate.",
 )
 @click.option("-k", "keyword", metavar="EXPR", help="Only tests matching EXPR (pytest -k).")
-@click.option(
-    "--cuda-host",
-    metavar="HOST",
-    default=None,
-    help="Run the CUDA legs on HOST over ssh (default: run.cuda_host; see docs/remote-cuda.md).",
-)
-@click.option(
-    "--cuda-python",
-    metavar="PATH",
-    default=None,
-    help="Interpreter on the CUDA host (default: run.cuda_python, i.e. python3).",
-)
+@options.cuda_host
+@options.cuda_python
 @options.engine
 @click.option(
     "--per-test",

@@ -69,18 +69,8 @@ Exit 0 when at least one cell gave a verdict, 1 when none did, 2 on bad input.
     help="Seconds before a leg is killed (default: run.timeout).",
 )
 @click.option("--allow-network", is_flag=True, help="Let the legs use the network.")
-@click.option(
-    "--cuda-host",
-    metavar="HOST",
-    default=None,
-    help="Run the CUDA legs on HOST over ssh, as `run` does (default: run.cuda_host).",
-)
-@click.option(
-    "--cuda-python",
-    metavar="PATH",
-    default=None,
-    help="Interpreter on the CUDA host (default: run.cuda_python, i.e. python3).",
-)
+@options.cuda_host
+@options.cuda_python
 @options.engine
 @click.option(
     "--markdown",
