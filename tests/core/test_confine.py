@@ -151,7 +151,8 @@ def test_repros_dir_stays_inside_the_repository_trusted_or_not(tmp_path: Path) -
     for value in ('"../outside"', '"/tmp/elsewhere"', '"out-link/x"'):
         trust(repo_file(scene.fork, "repros_dir", value))
         settings = load_settings(repo_root=scene.fork, environ={})
-        with pytest.raises(BadInput, match="is outside the repository"):
+        # a link on the way is named as one; a path that leaves the repository, as that
+        with pytest.raises(BadInput, match="is outside the repository|is a symbolic link"):
             repros_path(scene.fork, settings)
     trust(repo_file(scene.fork, "repros_dir", '"test/repros"'))
     inside = repros_path(scene.fork, load_settings(repo_root=scene.fork, environ={}))
