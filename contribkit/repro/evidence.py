@@ -394,6 +394,17 @@ _TITLE_MPS = re.compile(r"\bmps\b", re.I)
 _DEFINING = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
+# The reporter says the bug shows on the CPU too: their CUDA code is only where they met it.
+# Class: a device-independent check hit on the GPU ("The error is the same on CPU", the bundled
+# example; "it also happens on the CPU", "both on CPU and GPU"); a title naming CPU is handled
+# by _TITLE_CPU.
+_SAYS_CPU_TOO = re.compile(
+    r"\b(?:same|also|too|as well|happens|reproduces|fails)\b[^.\n]{0,30}\bon (?:the )?cpu\b"
+    r"|\bon (?:the )?cpu,? (?:as well|too)\b|\bboth (?:on )?(?:the )?cpu and (?:the )?(?:gpu|cuda)\b",
+    re.IGNORECASE,
+)
+
+
 def issue_claims(
     issue: Issue, parsed: ParsedIssue, facts: CodeFacts, edited: EditedCode, rewrite: bool
 ) -> dict[str, Any]:
@@ -425,7 +436,7 @@ def issue_claims(
         claims["reported_device"], claims["device_claimed"] = "cuda", True
     elif _TITLE_MPS.search(title) and not _TITLE_CPU.search(title):
         claims["reported_device"], claims["device_claimed"] = "mps", True
-    elif rewrite:
+    elif rewrite and not _SAYS_CPU_TOO.search(parsed.body or issue.body or ""):
         claims["reported_device"] = "cuda"
     return claims
 

@@ -361,6 +361,8 @@ def confined_command(
     if bwrap is None:
         return dies_with_parent(cmd), why_not
     folder = os.path.dirname(os.path.abspath(script))
+    if len(cmd) > 1 and cmd[1] == script:  # the child may start in another folder (below)
+        cmd = [cmd[0], os.path.abspath(script), *cmd[2:]]
     args = [bwrap, "--unshare-user-try", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
     args += ["--unshare-net", "--unshare-cgroup-try", "--new-session", "--die-with-parent"]
     args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]

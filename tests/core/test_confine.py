@@ -152,7 +152,7 @@ def test_repros_dir_stays_inside_the_repository_trusted_or_not(tmp_path: Path) -
         trust(repo_file(scene.fork, "repros_dir", value))
         settings = load_settings(repo_root=scene.fork, environ={})
         # a link on the way is named as one; a path that leaves the repository, as that
-        with pytest.raises(BadInput, match="is outside the repository|is a symbolic link"):
+        with pytest.raises(BadInput, match=r"is outside the repository|is a symbolic link"):
             repros_path(scene.fork, settings)
     trust(repo_file(scene.fork, "repros_dir", '"test/repros"'))
     inside = repros_path(scene.fork, load_settings(repo_root=scene.fork, environ={}))

@@ -204,3 +204,23 @@ def test_the_rules_name_the_missing_evidence() -> None:
     assert missing_for_signature(["cpu"], {"contrast": True})
     assert missing_for_signature(["cuda"], {"contrast": True}) == ""
     assert same_op("index_add_", "index_add") and not same_op("add", "index_add")
+
+
+@pytest.mark.parametrize(
+    ("prose", "cpu_too"),
+    [
+        ("I expected it to cast. The error is the same on CPU.", True),
+        ("It also happens on the CPU.", True),
+        ("Reproduces both on CPU and GPU.", True),
+        ("It works on CPU but not on CUDA.", False),
+        ("On CPU the result is correct.", False),
+    ],
+)
+def test_a_bug_said_to_show_on_the_cpu_too_is_not_held_to_the_gpu(
+    prose: str, cpu_too: bool
+) -> None:
+    """CUDA code rewritten for --device says where the reporter ran, unless the issue says the
+    bug shows on the CPU too: then a clean CPU run may decide."""
+    from contribkit.repro.evidence import _SAYS_CPU_TOO
+
+    assert bool(_SAYS_CPU_TOO.search(prose)) is cpu_too
