@@ -225,7 +225,9 @@ def read_capped(response: requests.Response, max_bytes: int) -> bytes:
     raw = response.raw
     chunks: list[bytes] = []
     size = 0
-    for chunk in raw.stream(READ_CHUNK, decode_content=True):
+    # iter_content reads raw.stream (inflating) and turns urllib3's errors into requests' own,
+    # the ones the error policy knows (a read timeout while the body drips in, a cut reply)
+    for chunk in response.iter_content(READ_CHUNK):
         size += len(chunk)
         if size > max_bytes:
             raise ReplyRefused(f"a reply over {limit} once inflated", SIZE_HINT)
