@@ -179,15 +179,10 @@ def mark(root: Path, word: str) -> BisectState:
 
 
 def _mark(root: Path, args: list[str]) -> BisectState:
-    proc = subprocess.run(
-        ["git", *args],
-        cwd=root,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        errors="replace",
-    )
+    try:
+        out, failed = git(*args, cwd=root), None
+    except GitError as exc:  # the log below may still name the culprit
+        out, failed = "", str(exc)
     log = git("bisect", "log", cwd=root, check=False)
     culprit = _FIRST_BAD_RE.search(log)
     if culprit:
@@ -197,10 +192,9 @@ def _mark(root: Path, args: list[str]) -> BisectState:
     )
     if possible:
         return BisectState(True, None, possible, 0)
-    if proc.returncode != 0:
-        why = proc.stderr.strip() or proc.stdout.strip() or f"exit {proc.returncode}"
-        raise BadInput(f"git {' '.join(args[:2])} failed: {why.splitlines()[-1]}")
-    roughly = _ROUGHLY_RE.search(proc.stdout)
+    if failed is not None:
+        raise BadInput(f"git {' '.join(args[:2])} failed: {failed.splitlines()[-1]}")
+    roughly = _ROUGHLY_RE.search(out)
     return BisectState(False, None, (), int(roughly.group(1)) if roughly else None)
 
 
