@@ -42,6 +42,9 @@ _TAIL_CHARS = 256 * 1024
 # Children still running, so that the main thread, when stopped, can end those of worker threads.
 _running: dict[int, subprocess.Popen[bytes]] = {}
 _running_lock = threading.Lock()
+# Children being started (inside Popen, not yet in ``_running``): while any is, a child of
+# contribkit's may be a new leg rather than an orphan, so :func:`end_orphans` kills nothing.
+_starting = 0
 
 
 def scrubbed_env(
@@ -249,19 +252,23 @@ def end_orphans(marker: bytes) -> int:
     and session (``setsid``, fork twice) before the leg ended."""
     ended = 0
     for _ in range(20):
+        # The lock is held from the check to the reaping: a leg that another thread starts
+        # meanwhile would be a marked child of ours, and must not be taken for an orphan.
         with _running_lock:
-            if _running:
+            if _running or _starting:
                 return ended
-        me = os.getpid()
-        found = [pid for pid in descendants([me]) if _parent(pid) == me and _marked(pid, marker)]
-        if not found:
-            return ended
-        for pid in [*descendants(found), *found]:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-        for pid in found:
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(pid, 0)
+            me = os.getpid()
+            found = [
+                pid for pid in descendants([me]) if _parent(pid) == me and _marked(pid, marker)
+            ]
+            if not found:
+                return ended
+            for pid in [*descendants(found), *found]:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            for pid in found:
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(pid, 0)
         ended += len(found)
     return ended
 
@@ -280,6 +287,19 @@ def _marked(pid: int, marker: bytes) -> bool:
             return marker in fh.read().split(b"\0")
     except OSError:
         return False
+
+
+@contextlib.contextmanager
+def _starting_child() -> Iterator[None]:
+    """Count a child as starting until it is registered in ``_running`` (or failed to start)."""
+    global _starting
+    with _running_lock:
+        _starting += 1
+    try:
+        yield
+    finally:
+        with _running_lock:
+            _starting -= 1
 
 
 def run_child(
@@ -309,7 +329,7 @@ def run_child(
     reader: threading.Thread | None = None
     timed_out = False
     try:
-        with _signals_held() as held:
+        with _signals_held() as held, _starting_child():
             proc = subprocess.Popen(
                 list(cmd),
                 cwd=cwd,

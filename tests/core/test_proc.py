@@ -136,3 +136,41 @@ def test_a_signal_while_the_child_starts_still_kills_it(tmp_path: Path, signame:
     for pid in survivors:
         os.kill(pid, signal.SIGKILL)
     assert survivors == []
+
+
+# A leg that another thread is starting (inside Popen, not yet registered) is a marked child of
+# contribkit's, like an orphan: ending orphans then must wait, not kill it.
+_END_ORPHANS_WHILE_STARTING = """
+import subprocess, threading
+from contribkit.core import proc
+started, go = threading.Event(), threading.Event()
+
+class Paused(subprocess.Popen):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        started.set()
+        go.wait(30)
+
+subprocess.Popen = Paused
+env = dict(proc.scrubbed_env(), CK_TEST_MARK="1")
+results = []
+cmd = ["/bin/sh", "-c", "sleep 0.3; echo alive"]
+thread = threading.Thread(target=lambda: results.append(proc.run_child(cmd, env=env)))
+thread.start()
+started.wait(30)
+print("ended", proc.end_orphans(b"CK_TEST_MARK=1"))
+go.set()
+thread.join()
+print("leg", results[0].returncode, results[0].output.strip())
+"""
+
+
+def test_orphans_are_not_ended_while_another_leg_starts() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", _END_ORPHANS_WHILE_STARTING],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["ended 0", "leg 0 alive"]

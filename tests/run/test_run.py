@@ -461,7 +461,7 @@ def test_legs_and_probes_see_no_secret(ck: Ck, fork_repo: Path, standin_gpu: Pat
     }
     pythons = ["--python", sys.executable, "--python", str(standin_gpu)]
     code, record = run_json(ck, "repros/env", "--devices", "cpu", *pythons, env=secrets)
-    assert code == 0
+    assert code == 0, record["reason"]
     cell = cells(record)[("repros/env/repro.py", "cpu", 1)]
     log = (fork_repo / cell["log_path"]).read_text()
     assert "HARMLESS_SETTING=visible" in log and "CONTRIBKIT_DEVICE=cpu" in log
