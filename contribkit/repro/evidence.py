@@ -114,11 +114,28 @@ def reports_error(text: str, code: str) -> bool:
     """The issue says the code fails with an error (in its prose or the code's comments), so
     that a clean run does not reproduce it: not an error that is missing, not a numerical
     error ("the max error is 0.5"), not "no error", and not a slowness or memory report."""
-    said = f"{text}\n" + "\n".join(_COMMENT.findall(code))
+    said = f"{prose_only(text, code)}\n" + "\n".join(_COMMENT.findall(code))
     if _MISSING_ERROR.search(said) or _PERFORMANCE.search(said):
         return False
     said = _NO_ERROR.sub(" ", _NUMERIC_ERROR.sub(" ", said))
     return bool(_ERROR_WORDS.search(said))
+
+
+_PROMPT = re.compile(r"^\s*(?:>>>|\.\.\.)(?: |$)")
+
+
+def prose_only(text: str, code: str) -> str:
+    """``text`` less the lines of the issue's code (a fenced block, or a transcript's ``>>>``
+    lines): what the code names is not what the reporter says. The class: an identifier that
+    is an error word, such as ``errors = torch.tensor(...)`` (a list of losses) or
+    ``raise_if_bad = True``, read as "the issue reports an error"; the code's comments stay
+    where the caller reads them."""
+    lines = {line.strip() for line in code.splitlines() if line.strip()}
+    if not lines:
+        return text
+    return "\n".join(
+        line for line in text.splitlines() if _PROMPT.sub("", line).strip() not in lines
+    )
 
 
 @dataclass

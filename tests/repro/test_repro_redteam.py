@@ -35,6 +35,17 @@ def test_reports_error_reads_exceptions_not_sizes_absences_or_slowness() -> None
     assert not reports_error("Wrong value", 'print("max error:", err)')
 
 
+def test_reports_error_reads_the_prose_not_the_code_it_quotes() -> None:
+    """An error word that names a variable of the code is no report of an error."""
+    losses = "errors = torch.tensor([0.3, 0.1])\nbest = errors.topk(1).indices"
+    body = f"topk returns an unexpected index.\n\n{losses}\n\nIt prints 1, not 0."
+    assert not reports_error(body, losses)
+    handler = "try:\n    f(x)\nexcept ValueError as error:\n    print(error)"
+    transcript = "\n".join(">>> " + line for line in handler.splitlines())
+    assert not reports_error(f"Odd output.\n{transcript}", handler)
+    assert reports_error(f"It fails with an error.\n{losses}", losses)  # the prose still counts
+
+
 def test_a_missing_error_is_not_cleared_by_a_clean_run(tmp_path: Path) -> None:
     code, line = verdict_of(
         tmp_path,
