@@ -15,6 +15,7 @@ from typing import Any
 
 from contribkit.core.astnames import dotted
 from contribkit.issue.model import Issue, ParsedIssue
+from contribkit.issue.parse.transcripts import prose_only
 from contribkit.repro.codefacts import CodeFacts, parse_code
 from contribkit.repro.edits import EditedCode
 
@@ -119,23 +120,6 @@ def reports_error(text: str, code: str) -> bool:
         return False
     said = _NO_ERROR.sub(" ", _NUMERIC_ERROR.sub(" ", said))
     return bool(_ERROR_WORDS.search(said))
-
-
-_PROMPT = re.compile(r"^\s*(?:>>>|\.\.\.)(?: |$)")
-
-
-def prose_only(text: str, code: str) -> str:
-    """``text`` less the lines of the issue's code (a fenced block, or a transcript's ``>>>``
-    lines): what the code names is not what the reporter says. The class: an identifier that
-    is an error word, such as ``errors = torch.tensor(...)`` (a list of losses) or
-    ``raise_if_bad = True``, read as "the issue reports an error"; the code's comments stay
-    where the caller reads them."""
-    lines = {line.strip() for line in code.splitlines() if line.strip()}
-    if not lines:
-        return text
-    return "\n".join(
-        line for line in text.splitlines() if _PROMPT.sub("", line).strip() not in lines
-    )
 
 
 @dataclass
