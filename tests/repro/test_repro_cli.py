@@ -75,16 +75,6 @@ def test_fetch_write_and_run(run_cli: RunCli, fork_repo: Path, fake_github: Fake
     assert meta["reporter_env"]["torch_version"] == "2.12.0"
     assert "/repros/" in (fork_repo / ".git" / "info" / "exclude").read_text()
     assert "CASTING IN".lower() in (out / "issue.md").read_text().lower()
-    # never run at generation time; run it now on CPU through the device switch
-    run = subprocess.run(
-        [sys.executable, str(out / "repro.py"), "--device", "cpu"], capture_output=True, text=True
-    )
-    assert run.returncode == 1
-    assert (
-        run.stdout.strip()
-        .splitlines()[-1]
-        .startswith("contribkit-verdict: REPRODUCED [signature] RuntimeError")
-    )
     # never overwrite; --force does; --dry-run writes nothing
     again = run_cli("repro", "321", "--github-url", fake_github.url, cwd=fork_repo)
     one_line_error(again, 2, "already exists")
@@ -108,6 +98,26 @@ def test_fetch_write_and_run(run_cli: RunCli, fork_repo: Path, fake_github: Fake
         env={"CONTRIBKIT_GITHUB_URL": fake_github.url},
     )
     assert offline.returncode == 0 and offline.stdout.startswith("#!/usr/bin/env python3")
+
+
+@pytest.mark.slow
+def test_a_fetched_repro_runs_on_cpu_through_the_device_switch(
+    run_cli: RunCli, fork_repo: Path, fake_github: FakeGitHub
+) -> None:
+    """Never run at generation time: the script test_fetch_write_and_run writes, run on CPU."""
+    fake_github.add_issue("pytorch/pytorch", 321, title="index_add_ casting", body=CRASH_BODY)
+    proc = run_cli("repro", "321", "--github-url", fake_github.url, cwd=fork_repo)
+    assert proc.returncode == 0, proc.stderr
+    script = fork_repo / "repros" / "issue-321" / "repro.py"
+    run = subprocess.run(
+        [sys.executable, str(script), "--device", "cpu"], capture_output=True, text=True
+    )
+    assert run.returncode == 1
+    assert (
+        run.stdout.strip()
+        .splitlines()[-1]
+        .startswith("contribkit-verdict: REPRODUCED [signature] RuntimeError")
+    )
 
 
 def test_from_stdin_and_example(run_cli: RunCli, tmp_path: Path) -> None:
@@ -146,9 +156,15 @@ def test_no_code_issue_says_incomplete(run_cli: RunCli, tmp_path: Path) -> None:
     )
     assert proc.returncode == 0
     assert "INCOMPLETE" in proc.stdout
-    run = subprocess.run(
-        [sys.executable, str(tmp_path / "r" / "repro.py")], capture_output=True, text=True
-    )
+
+
+@pytest.mark.slow
+def test_a_no_code_repro_runs_to_incomplete(run_cli: RunCli, tmp_path: Path) -> None:
+    """The script for an issue without code imports torch, then says it cannot run."""
+    out = tmp_path / "r"
+    proc = run_cli("repro", "--from-file", "-", "-o", str(out), input="It is slow. Please fix.\n")
+    assert proc.returncode == 0, proc.stderr
+    run = subprocess.run([sys.executable, str(out / "repro.py")], capture_output=True, text=True)
     assert run.returncode == 125 and "INCOMPLETE" in run.stdout
 
 

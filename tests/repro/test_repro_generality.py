@@ -11,6 +11,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from contribkit.core.render import write_outputs
 from contribkit.issue.model import Issue
 from contribkit.issue.parse import parse_issue
@@ -84,6 +86,7 @@ COMPILE_MISMATCH = """
 """
 
 
+@pytest.mark.slow
 def test_eager_error_with_a_compiled_value_reproduces_a_compile_mismatch(tmp_path: Path) -> None:
     """Eager now rejects the input and the compiled call still returns: they still disagree."""
     script = write_script(tmp_path, COMPILE_MISMATCH)
@@ -94,6 +97,7 @@ def test_eager_error_with_a_compiled_value_reproduces_a_compile_mismatch(tmp_pat
     assert "take_rows(): asked for 4 rows" in line
 
 
+@pytest.mark.slow
 def test_both_sides_raising_or_a_code_error_stays_cannot_run(tmp_path: Path) -> None:
     script = write_script(tmp_path, COMPILE_MISMATCH)
     code, line = run(script, "both")  # the inputs are invalid for both: no mismatch to see
@@ -102,6 +106,7 @@ def test_both_sides_raising_or_a_code_error_stays_cannot_run(tmp_path: Path) -> 
     assert code == 125 and "CANNOT_RUN" in line and "NameError" in line, line
 
 
+@pytest.mark.slow
 def test_no_differential_when_the_issue_reports_an_error_of_its_own(tmp_path: Path) -> None:
     """An issue that quotes a traceback complains about that error: another one is not its bug."""
     traceback = (
@@ -146,9 +151,13 @@ def test_an_unfenced_transcript_is_read_as_code_and_output() -> None:
     assert "r, r.dtype\n#: (tensor([0., 2., 2.]), torch.float32)" in parsed.transcript
 
 
-def test_a_tuple_echo_prints_one_tuple_as_the_repl_did(tmp_path: Path) -> None:
+def test_a_tuple_echo_is_one_echo(tmp_path: Path) -> None:
     script = write_script(tmp_path, UNFENCED_REPL)
     assert "_repro.echo((r, r.dtype))" in script.read_text()
-    code, line = run(script)
+
+
+@pytest.mark.slow
+def test_a_tuple_echo_prints_one_tuple_as_the_repl_did(tmp_path: Path) -> None:
+    code, line = run(write_script(tmp_path, UNFENCED_REPL))
     assert code == 1, line
     assert line.startswith("contribkit-verdict: REPRODUCED [quoted-output]"), line

@@ -46,6 +46,7 @@ def test_reports_error_reads_the_prose_not_the_code_it_quotes() -> None:
     assert reports_error(f"It fails with an error.\n{losses}", losses)  # the prose still counts
 
 
+@pytest.mark.slow
 def test_a_missing_error_is_not_cleared_by_a_clean_run(tmp_path: Path) -> None:
     code, line = verdict_of(
         tmp_path,
@@ -61,6 +62,7 @@ def test_a_missing_error_is_not_cleared_by_a_clean_run(tmp_path: Path) -> None:
     assert code == 125 and "CANNOT_RUN" in line, line
 
 
+@pytest.mark.slow
 def test_a_numerical_error_is_not_an_exception(tmp_path: Path) -> None:
     code, line = verdict_of(
         tmp_path,
@@ -90,6 +92,7 @@ def test_volatile_lines_and_missing_lines_do_not_decide() -> None:
     assert judge_outputs(["volatile"], True) is None
 
 
+@pytest.mark.slow
 def test_a_version_line_is_skipped_and_the_value_still_decides(tmp_path: Path) -> None:
     code, line = verdict_of(
         tmp_path,
@@ -109,6 +112,7 @@ def test_a_version_line_is_skipped_and_the_value_still_decides(tmp_path: Path) -
     assert code == 1 and "REPRODUCED [quoted-output]" in line, line
 
 
+@pytest.mark.slow
 def test_timings_from_deterministic_code_are_not_compared(tmp_path: Path) -> None:
     code, line = verdict_of(
         tmp_path,
@@ -131,6 +135,7 @@ def test_timings_from_deterministic_code_are_not_compared(tmp_path: Path) -> Non
     assert code == 125 and "CANNOT_RUN" in line, line
 
 
+@pytest.mark.slow
 def test_a_quoted_warning_is_not_cleared_by_empty_stdout(tmp_path: Path) -> None:
     code, line = verdict_of(
         tmp_path,
@@ -170,11 +175,13 @@ ValueError: padding='same' is not supported for strided convolutions
 """
 
 
+@pytest.mark.slow
 def test_code_that_catches_the_error_is_not_a_clean_run(tmp_path: Path) -> None:
     code, line = verdict_of(tmp_path, SWALLOWED)
     assert code == 125 and "catches errors" in line, line
 
 
+@pytest.mark.slow
 def test_a_traceback_line_missing_from_the_code_is_not_a_clean_run(tmp_path: Path) -> None:
     body = """
     '''python
@@ -200,6 +207,7 @@ def test_a_traceback_line_missing_from_the_code_is_not_a_clean_run(tmp_path: Pat
 # -- the issue's own checks ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_passing_preconditions_do_not_clear_a_printed_bug(tmp_path: Path) -> None:
     code, line = verdict_of(
         tmp_path,
@@ -216,6 +224,7 @@ def test_passing_preconditions_do_not_clear_a_printed_bug(tmp_path: Path) -> Non
     assert code == 125 and "own checks passed, but" in line, line
 
 
+@pytest.mark.slow
 def test_an_assert_the_issue_says_passes_checks_nothing(tmp_path: Path) -> None:
     code, line = verdict_of(
         tmp_path,
@@ -232,6 +241,7 @@ def test_an_assert_the_issue_says_passes_checks_nothing(tmp_path: Path) -> None:
     assert code == 125 and "CANNOT_RUN" in line, line
 
 
+@pytest.mark.slow
 def test_a_skipped_unittest_is_not_a_pass(tmp_path: Path) -> None:
     code, line = verdict_of(
         tmp_path,
@@ -255,6 +265,7 @@ def test_a_skipped_unittest_is_not_a_pass(tmp_path: Path) -> None:
     assert code == 125 and "skipped here: test_near_pole (requires scipy)" in line, line
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("call", "expected"),
     [

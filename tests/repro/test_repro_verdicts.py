@@ -12,7 +12,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-import torch
 
 from contribkit.core.render import write_outputs
 from contribkit.core.verdict import parse_verdict
@@ -280,6 +279,7 @@ def test_a_crash_is_judged_from_the_child_process(tmp_path: Path) -> None:
     assert code == 125 and "did not run to its end" in last
 
 
+@pytest.mark.slow
 def test_a_crash_under_another_quantized_engine_reproduces(tmp_path: Path) -> None:
     # Quantized kernels differ by engine: the default one may check an input that another
     # engine's kernel divides by. Here only qnnpack "crashes"; every engine raises otherwise.
@@ -301,11 +301,12 @@ def test_a_crash_under_another_quantized_engine_reproduces(tmp_path: Path) -> No
     assert "nor under the quantized engines" in last and "qnnpack" in last
 
 
-@pytest.mark.skipif(
-    "fbgemm" not in torch.backends.quantized.supported_engines,
-    reason="this torch has no fbgemm engine",
-)
+@pytest.mark.slow
 def test_a_real_quantized_crash_is_found_under_fbgemm(tmp_path: Path) -> None:
+    import torch
+
+    if "fbgemm" not in torch.backends.quantized.supported_engines:
+        pytest.skip("this torch has no fbgemm engine")
     body = """
         Floating point exception (core dumped) with stride=0:
         '''python
@@ -359,6 +360,18 @@ def test_refusal_exit_code_and_force(tmp_path: Path) -> None:
     assert refused.returncode == 2 and "feature request" in refused.stderr
     assert "--force" in refused.stderr and not out.exists()
     forced = subprocess.run([*command, "-o", str(out), "--force"], capture_output=True, text=True)
+    assert forced.returncode == 0, forced.stderr
+    assert "feature request" in (out / "repro.py").read_text()
+
+
+@pytest.mark.slow
+def test_a_forced_refusal_runs_to_cannot_run(tmp_path: Path) -> None:
+    """The script --force writes for a refused issue imports torch, then says why it cannot run."""
+    saved = tmp_path / "feature.md"
+    saved.write_text("### 🚀 The feature, motivation and pitch\n\nPlease add x.\n")
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "contribkit", "repro", "--from-file", str(saved), "--force"]
+    forced = subprocess.run([*command, "-o", str(out)], capture_output=True, text=True)
     assert forced.returncode == 0, forced.stderr
     proc = subprocess.run([sys.executable, str(out / "repro.py")], capture_output=True, text=True)
     assert proc.returncode == 125 and "feature request" in proc.stdout.splitlines()[-1]

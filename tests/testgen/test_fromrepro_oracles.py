@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import torch
 
 from contribkit.core.errors import BadInput
 from contribkit.testgen.oracles import crash_body, literal, quoted_output_body, strip_runtime
@@ -248,41 +247,56 @@ def test_raise_checks_become_assertions() -> None:
 def test_raise_checks_in_the_issues_own_functions_and_try_bodies_stay() -> None:
     """Input validation the code catches is not the test's check: rewritten, the ``except``
     would no longer catch it and the test would fail for a reason that is not the issue."""
-    code = (
-        "def f(x):\n    if x < 0:\n        raise ValueError('neg')\n    return x\n"
-        "try:\n    f(-1)\nexcept ValueError:\n    pass\n"
-        "try:\n    if f(2):\n        raise KeyError('k')\nexcept KeyError:\n    pass\n"
-        "with self.assertRaises(TypeError):\n    if True:\n        raise TypeError('t')\n"
-        "for v in (1, 2):\n    if f(v) != v:\n        raise RuntimeError('changed')\n"
-    )
-    assert as_assertions(code) == (
+    assert as_assertions(VALIDATION_CODE) == (
         "def f(x):\n    if x < 0:\n        raise ValueError('neg')\n    return x\n"
         "try:\n    f(-1)\nexcept ValueError:\n    pass\n"
         "try:\n    if f(2):\n        raise KeyError('k')\nexcept KeyError:\n    pass\n"
         "with self.assertRaises(TypeError):\n    if True:\n        raise TypeError('t')\n"
         "for v in (1, 2):\n    self.assertFalse(f(v) != v, 'changed')\n"
     )
-    run_as_test_method(as_assertions(code), {})  # nothing here is the issue: it passes
+
+
+VALIDATION_CODE = (
+    "def f(x):\n    if x < 0:\n        raise ValueError('neg')\n    return x\n"
+    "try:\n    f(-1)\nexcept ValueError:\n    pass\n"
+    "try:\n    if f(2):\n        raise KeyError('k')\nexcept KeyError:\n    pass\n"
+    "with self.assertRaises(TypeError):\n    if True:\n        raise TypeError('t')\n"
+    "for v in (1, 2):\n    if f(v) != v:\n        raise RuntimeError('changed')\n"
+)
+
+
+@pytest.mark.slow
+def test_raise_checks_that_stay_pass_in_pytorchs_testcase() -> None:
+    """The rewritten body above runs as a real PyTorch TestCase's method: nothing here is the
+    issue, so it passes (imports torch)."""
+    run_as_test_method(as_assertions(VALIDATION_CODE), {})
 
 
 def test_asserts_in_the_issues_own_functions_still_fail_as_assertions() -> None:
     # self.assert… raises AssertionError as `assert` does: an `except AssertionError` still
     # catches it, so asserts in functions are rewritten as before; only where `self` is the
     # function's own parameter (a method written outside its class) do they stay.
-    code = (
-        "def positive(x):\n    assert x > 0, 'not positive'\n    return x\n"
-        "try:\n    positive(-1)\nexcept AssertionError:\n    caught = True\n"
-        "assert caught\n"
-        "def forward(self, x):\n    assert x.dim() == 2\n    return x\n"
-    )
-    tidy = as_assertions(code)
-    assert tidy == (
-        "def positive(x):\n    self.assertTrue(x > 0, 'not positive')\n    return x\n"
-        "try:\n    positive(-1)\nexcept AssertionError:\n    caught = True\n"
-        "self.assertTrue(caught)\n"
-        "def forward(self, x):\n    assert x.dim() == 2\n    return x\n"
-    )
-    run_as_test_method(tidy, {})
+    assert as_assertions(OWN_FUNCTIONS_CODE) == OWN_FUNCTIONS_TIDY
+
+
+OWN_FUNCTIONS_CODE = (
+    "def positive(x):\n    assert x > 0, 'not positive'\n    return x\n"
+    "try:\n    positive(-1)\nexcept AssertionError:\n    caught = True\n"
+    "assert caught\n"
+    "def forward(self, x):\n    assert x.dim() == 2\n    return x\n"
+)
+OWN_FUNCTIONS_TIDY = (
+    "def positive(x):\n    self.assertTrue(x > 0, 'not positive')\n    return x\n"
+    "try:\n    positive(-1)\nexcept AssertionError:\n    caught = True\n"
+    "self.assertTrue(caught)\n"
+    "def forward(self, x):\n    assert x.dim() == 2\n    return x\n"
+)
+
+
+@pytest.mark.slow
+def test_asserts_in_the_issues_own_functions_run_in_pytorchs_testcase() -> None:
+    """The rewritten body above runs as the method of a real PyTorch TestCase (imports torch)."""
+    run_as_test_method(as_assertions(OWN_FUNCTIONS_CODE), {})
 
 
 def run_as_test_method(body: str, scope: dict[str, Any]) -> None:
@@ -299,7 +313,10 @@ def run_as_test_method(body: str, scope: dict[str, Any]) -> None:
     Case().runTest()
 
 
+@pytest.mark.slow
 def test_an_exact_check_stays_exact_in_pytorchs_testcase() -> None:
+    import torch
+
     # `(a - b).abs().max() == 0` is False for a difference of one float32 ulp; the test must fail.
     check = as_assertions("assert (a - b).abs().max() == 0\nassert a.shape == (1,)\n")
     a = torch.tensor([1.0])
@@ -308,16 +325,25 @@ def test_an_exact_check_stays_exact_in_pytorchs_testcase() -> None:
     run_as_test_method(check, {"a": a, "b": a.clone()})  # no difference: it passes
 
 
-def test_a_quantized_crash_test_runs_the_code_under_every_engine() -> None:
-    # Only qnnpack "crashes" here: the test must still fail, naming the engine.
-    code = (
-        "import os, signal\nimport torch\n"
-        'if torch.backends.quantized.engine == "qnnpack":\n'
-        "    os.kill(os.getpid(), signal.SIGFPE)\n"
-    )
-    body = crash_body(code, "#1 is back: killed by ", uses_device=False, engines=True)
+QNNPACK_CRASH = (
+    "import os, signal\nimport torch\n"
+    'if torch.backends.quantized.engine == "qnnpack":\n'
+    "    os.kill(os.getpid(), signal.SIGFPE)\n"
+)
+
+
+def test_a_quantized_crash_test_names_every_engine() -> None:
+    body = crash_body(QNNPACK_CRASH, "#1 is back: killed by ", uses_device=False, engines=True)
     assert "for engine in torch.backends.quantized.supported_engines:" in body.code
     assert "torch.manual_seed(0)" in body.code and "timeout=600" in body.code  # as the repro
+
+
+@pytest.mark.slow
+def test_a_quantized_crash_test_runs_the_code_under_every_engine() -> None:
+    import torch
+
+    # Only qnnpack "crashes" here: the test must still fail, naming the engine.
+    body = crash_body(QNNPACK_CRASH, "#1 is back: killed by ", uses_device=False, engines=True)
     method = "def check(self):\n" + "".join(f"    {line}\n" for line in body.code.splitlines())
 
     class Case(unittest.TestCase):
