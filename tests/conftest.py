@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import compileall
 import os
 import subprocess
 import sys
@@ -9,6 +10,7 @@ from typing import Protocol
 
 import pytest
 
+import contribkit
 from tests.fakegithub import FakeGitHub
 
 FORK_FILES = {
@@ -105,6 +107,28 @@ def isolated_environ(home: Path, base: dict[str, str] | None = None) -> dict[str
     return env
 
 
+def run_dir(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
+    """A folder shared by the whole run: by every xdist worker (their base temps are siblings)."""
+    base = tmp_path_factory.getbasetemp()
+    folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / name
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
+@pytest.fixture(scope="session", autouse=True)
+def contribkit_bytecode() -> None:
+    """contribkit's own modules compiled once, beside their sources, for the children.
+
+    Hundreds of tests start ``contribkit`` (or a hook, or a generated repro's runtime) in a
+    child. Under ``PYTHONDONTWRITEBYTECODE=1`` (CI's setting, and many a developer's) each of
+    them compiled every contribkit module it imported from source, every time; an installed
+    wheel has its bytecode, as the stdlib and every dependency here do. Compiling writes only
+    ``contribkit/**/__pycache__`` (ignored by git; both xdist workers may write at once: each
+    file is written whole, then renamed); children still write no bytecode anywhere.
+    """
+    compileall.compile_dir(str(Path(contribkit.__file__).parent), quiet=2)
+
+
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """No test reads the developer's tokens, config, cache or gh login (:func:`isolated_environ`)."""
@@ -180,8 +204,9 @@ def run_cli(monkeypatch: pytest.MonkeyPatch) -> RunCli:
 
 @pytest.fixture(scope="session")
 def shared_cache(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """A probe cache shared by the session's runs: the torch probe runs once per interpreter."""
-    return str(tmp_path_factory.mktemp("probe-cache"))
+    """A probe cache shared by the run's tests, every xdist worker's: the torch probe runs once
+    per interpreter (the cache's writes are atomic)."""
+    return str(run_dir(tmp_path_factory, "probe-cache"))
 
 
 @pytest.fixture
