@@ -37,7 +37,9 @@ def hook_text(fork: Path, hook_type: str) -> str:
     return (fork / ".git" / "hooks" / hook_type).read_text()
 
 
-def test_init_installs_beside_the_tracked_tree(run_cli: RunCli, fork_repo: Path) -> None:
+def test_init_installs_beside_the_tracked_tree(
+    run_cli: RunCli, fork_repo: Path, bare_python: str
+) -> None:
     before = status(fork_repo)
     proc = run_cli("init", *PRE_COMMIT, cwd=fork_repo)
     assert proc.returncode == 0, proc.stderr
@@ -54,19 +56,23 @@ def test_init_installs_beside_the_tracked_tree(run_cli: RunCli, fork_repo: Path)
     for pattern in ("/repros/", "/.contribkit/", "debug_issue.sh", "torch_compile_debug/"):
         assert f"\n{pattern}\n" in exclude
     assert "undo with: contribkit init --uninstall" in proc.stdout
-    doctor = json.loads(run_cli("doctor", "--json", cwd=fork_repo).stdout)
+    doctor = json.loads(run_cli("doctor", "--python", bare_python, "--json", cwd=fork_repo).stdout)
     hooks = {c["name"]: c for c in doctor["checks"]}["git hooks"]
     assert hooks["status"] == "OK"
     assert hooks["detail"] == "contribkit: pre-commit, commit-msg, pre-push"
 
 
-def test_doctor_reports_a_missing_or_stale_hook_config(run_cli: RunCli, fork_repo: Path) -> None:
+def test_doctor_reports_a_missing_or_stale_hook_config(
+    run_cli: RunCli, fork_repo: Path, bare_python: str
+) -> None:
     from contribkit.setup.hookstate import missing_hook_commands
 
     assert run_cli("init", *PRE_COMMIT, cwd=fork_repo).returncode == 0
     checks = {
         c["name"]: c
-        for c in json.loads(run_cli("doctor", "--json", cwd=fork_repo).stdout)["checks"]
+        for c in json.loads(
+            run_cli("doctor", "--python", bare_python, "--json", cwd=fork_repo).stdout
+        )["checks"]
     }
     assert checks["hook config"]["status"] == "OK"
     config = fork_repo / CONFIG
@@ -76,7 +82,7 @@ def test_doctor_reports_a_missing_or_stale_hook_config(run_cli: RunCli, fork_rep
     )
     assert missing_hook_commands(config)[0] == "/gone/venv/bin/contribkit-commit-msg"
     config.unlink()
-    proc = run_cli("doctor", "--json", cwd=fork_repo)
+    proc = run_cli("doctor", "--python", bare_python, "--json", cwd=fork_repo)
     assert proc.returncode == 1
     checks = {c["name"]: c for c in json.loads(proc.stdout)["checks"]}
     assert checks["hook config"]["status"] == "FAIL"

@@ -83,7 +83,9 @@ def initialised(run_cli: RunCli, fork_repo: Path) -> Path:
     return fork_repo
 
 
-def test_init_installs_native_hooks_inside_git_dir(run_cli: RunCli, fork_repo: Path) -> None:
+def test_init_installs_native_hooks_inside_git_dir(
+    run_cli: RunCli, fork_repo: Path, bare_python: str
+) -> None:
     before = git("status", "--porcelain", "--ignored", cwd=fork_repo)
     proc = run_cli("init", cwd=fork_repo)
     assert proc.returncode == 0, proc.stderr
@@ -101,7 +103,9 @@ def test_init_installs_native_hooks_inside_git_dir(run_cli: RunCli, fork_repo: P
         assert f"  {hook_type:<11} installed (was: none)" in proc.stdout
     checks = {
         c["name"]: c
-        for c in json.loads(run_cli("doctor", "--json", cwd=fork_repo).stdout)["checks"]
+        for c in json.loads(
+            run_cli("doctor", "--python", bare_python, "--json", cwd=fork_repo).stdout
+        )["checks"]
     }
     assert checks["git hooks"]["status"] == "OK"
     assert checks["git hooks"]["detail"] == "contribkit: pre-commit, commit-msg, pre-push"
@@ -122,7 +126,7 @@ def test_init_installs_native_hooks_inside_git_dir(run_cli: RunCli, fork_repo: P
     assert '"$run" --lintrunner pre-commit' in (fork_repo / ".git/hooks/pre-commit").read_text()
     hook = fork_repo / ".git" / "hooks" / "commit-msg"
     hook.write_text(hook.read_text().replace(sys.executable, "/gone/venv/bin/python"))
-    proc = run_cli("doctor", "--json", cwd=fork_repo)
+    proc = run_cli("doctor", "--python", bare_python, "--json", cwd=fork_repo)
     checks = {c["name"]: c for c in json.loads(proc.stdout)["checks"]}
     assert checks["hook runner"]["status"] == "FAIL"
     assert "/gone/venv/bin/python, which no longer exists" in checks["hook runner"]["detail"]
