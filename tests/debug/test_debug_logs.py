@@ -1,4 +1,5 @@
-"""TORCH_LOGS names: the real torch 2.13 registry, the bundled fallback, spec parsing, caching."""
+"""TORCH_LOGS names: the real torch 2.13 registry (slow: it imports torch), the bundled fallback,
+spec parsing, caching."""
 
 from __future__ import annotations
 
@@ -21,6 +22,14 @@ def registry(tmp_path_factory: pytest.TempPathFactory) -> Registry:
     return load_registry(sys.executable, cache, scrub=())
 
 
+@pytest.fixture(scope="module")
+def bundled(tmp_path_factory: pytest.TempPathFactory, bare_python: str) -> Registry:
+    """The bundled list, as an interpreter without torch gets it (no torch imported)."""
+    cache = JsonCache(tmp_path_factory.mktemp("cache"), "torch-logs")
+    return load_registry(bare_python, cache, scrub=())
+
+
+@pytest.mark.slow
 def test_registry_comes_from_the_real_torch(registry: Registry) -> None:
     assert not registry.fallback
     assert registry.torch_version and registry.torch_version.startswith("2.13")
@@ -35,6 +44,7 @@ def test_registry_comes_from_the_real_torch(registry: Registry) -> None:
     assert registry.debug_build is False  # the CPU wheel is a release build
 
 
+@pytest.mark.slow
 def test_bundled_fallback_is_torch_2_13s_registry(registry: Registry) -> None:
     fallback = bundled_fallback()
     assert registry.torch_version
@@ -45,6 +55,7 @@ def test_bundled_fallback_is_torch_2_13s_registry(registry: Registry) -> None:
     assert set(fallback["artifacts"]) == set(registry.artifacts)
 
 
+@pytest.mark.slow
 def test_spec_kinds_levels_and_artifact_prefix_warning(registry: Registry) -> None:
     spec = parse_spec(
         "+dynamo, graph_breaks,-inductor,+output_code,+torch._dynamo.guards,all",
@@ -65,12 +76,13 @@ def test_spec_kinds_levels_and_artifact_prefix_warning(registry: Registry) -> No
     assert "does nothing" in spec.warnings[0]
 
 
-def test_any_importable_module_is_accepted(registry: Registry) -> None:
+def test_any_importable_module_is_accepted(bundled: Registry) -> None:
     # torch accepts every module importlib can find (not only torch's own).
-    spec = parse_spec("+json.decoder,-torch._inductor.codegen", registry, scrub=())
+    spec = parse_spec("+json.decoder,-torch._inductor.codegen", bundled, scrub=())
     assert [e.kind for e in spec.entries] == ["module", "module"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("spec", "suggestion"),
     [
@@ -91,9 +103,9 @@ def test_unknown_names_are_bad_input_with_did_you_mean(
 
 
 @pytest.mark.parametrize("spec", ["dynamo,,aot", "+", "dynamo;aot", "dyn amo", ".torch", "help"])
-def test_bad_syntax_is_bad_input(registry: Registry, spec: str) -> None:
+def test_bad_syntax_is_bad_input(bundled: Registry, spec: str) -> None:
     with pytest.raises(BadInput):
-        parse_spec(spec, registry, scrub=())
+        parse_spec(spec, bundled, scrub=())
 
 
 def test_fallback_list_when_torch_is_absent(bare_python: str, tmp_path: Path) -> None:
