@@ -81,10 +81,10 @@ def test_pr_body_and_report(run_cli: RunCli, fork_repo: Path, tmp_path: Path) ->
     assert "relu RED wrong" in shown
 
 
-def test_debug_summary(run_cli: RunCli, fork_repo: Path, tmp_path: Path) -> None:
-    assert run_cli("repro", "--from-file", str(hostile_issue(tmp_path))).returncode == 0
+def test_debug_summary(ck: Ck, fork_repo: Path, tmp_path: Path) -> None:
+    assert ck("repro", "--from-file", str(hostile_issue(tmp_path))).returncode == 0
     script = "repros/issue-77/repro.py"
-    proc = run_cli("debug", "--script", script, "-o", "dbg.sh", "--preset", "trace")
+    proc = ck("debug", "--script", script, "-o", "dbg.sh", "--preset", "trace")
     clean_output(proc, "debug")
     assert proc.returncode == 0, proc.stderr
 

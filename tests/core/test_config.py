@@ -211,13 +211,15 @@ def test_which_keys_need_trust(key: str, guarded: bool) -> None:
     assert trust.needs_trust(key) is guarded
 
 
-def test_doctor_never_runs_an_untrusted_python(run_cli: RunCli, fork_repo: Path) -> None:
+def test_doctor_never_runs_an_untrusted_python(
+    run_cli: RunCli, fork_repo: Path, shared_cache: str
+) -> None:
     marker = fork_repo / "evil-ran"
     evil = fork_repo / "evil.sh"
     evil.write_text(f"#!/bin/sh\ntouch {marker}\necho '{{}}'\n")
     evil.chmod(0o755)
     (fork_repo / ".contribkit.toml").write_text('python = "./evil.sh"\n')
-    proc = run_cli("doctor", cwd=fork_repo)
+    proc = run_cli("doctor", cwd=fork_repo, env={"CONTRIBKIT_CACHE_DIR": shared_cache})
     assert not marker.exists(), proc.stdout + proc.stderr
     assert "'python' ignored: it is not trusted" in proc.stderr
     assert "contribkit config --trust" in proc.stderr

@@ -13,7 +13,7 @@ import pytest
 
 from contribkit.core.errors import CheckFailed
 from contribkit.git import cmd as gitcmd
-from tests.conftest import RunCli, git
+from tests.conftest import Ck, git
 
 
 def git_answer(cwd: Path) -> tuple[str, str | None]:
@@ -150,7 +150,7 @@ def test_a_stale_lock_is_taken_over_and_a_live_one_waited_for(
     assert gitcmd.missing_excludes(fork_repo, ("/a/", "/b/")) == ["/b/"]
 
 
-def test_run_init_and_debug_work_with_a_latin1_exclude(run_cli: RunCli, fork_repo: Path) -> None:
+def test_run_init_and_debug_work_with_a_latin1_exclude(ck: Ck, fork_repo: Path) -> None:
     exclude = fork_repo / ".git" / "info" / "exclude"
     exclude.write_bytes(b"# r\xe9pertoire de travail\n")
     (fork_repo / "scratch.py").write_text("print('hi')\n")
@@ -160,7 +160,7 @@ def test_run_init_and_debug_work_with_a_latin1_exclude(run_cli: RunCli, fork_rep
         ["debug", "--script", "scratch.py", "-o", "dbg.sh", "--preset", "trace"],
         ["run", "test_scratch.py", "--devices", "cpu"],
     ):
-        proc = run_cli(*args, cwd=fork_repo)
+        proc = ck(*args)
         assert proc.returncode in (0, 1), (args, proc.stderr)
         assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr
     data = exclude.read_bytes()

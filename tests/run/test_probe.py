@@ -13,6 +13,7 @@ from contribkit.core.errors import BadInput
 from contribkit.run.probe import cached_probe, probe_torch
 
 
+@pytest.mark.slow
 def test_probe_real_torch(tmp_path: Path) -> None:
     info = probe_torch(sys.executable, JsonCache(tmp_path, "probes"), scrub=())
     assert info.torch and info.torch_version and info.torch_version.startswith("2.")

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from contribkit.run.testdeps import error_cause, install_line, missing_module
-from tests.conftest import RunCli, commit_files
+from tests.conftest import Ck, RunCli, commit_files
 
 
 def no_expecttest_python(folder: Path, with_pip: bool = False) -> str:
@@ -130,12 +130,10 @@ def test_run_of_a_test_file_without_pytest_says_so_first(
     assert f"hint: {hint}" in proc.stdout.splitlines() + proc.stderr.splitlines()
 
 
-def test_a_collection_error_says_which_import_failed_first(
-    run_cli: RunCli, fork_repo: Path
-) -> None:
+def test_a_collection_error_says_which_import_failed_first(ck: Ck, fork_repo: Path) -> None:
     broken = "import not_a_module_here\n\n\ndef test_x():\n    assert True\n"
     commit_files(fork_repo, {"test/test_broken.py": broken}, "Add a broken test")
-    proc = run_cli("run", "test/test_broken.py", "--devices", "cpu", cwd=fork_repo)
+    proc = ck("run", "test/test_broken.py", "--devices", "cpu")
     assert proc.returncode == 1
     error = next(ln for ln in proc.stdout.splitlines() if ln.startswith("ERROR: "))
     assert error.startswith(
