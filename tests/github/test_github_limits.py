@@ -60,15 +60,16 @@ def test_a_dripping_reply_stops_at_the_deadline(fake_github: FakeGitHub) -> None
 def test_the_deadline_falls_back_to_the_cache(fake_github: FakeGitHub) -> None:
     fake_github.add_issue(REPO, 2, title="Cached title")
     fetch_issue(settings(fake_github), REPO, 2, anon(fake_github))
+    # A byte a second against a 2 s deadline, whose read timeout is 2 s too: the deadline ends it
+    # (with a 1.5 s deadline the read timeout was 1 s, a byte's own gap: on a loaded machine
+    # the read timeout won, and the warning named it instead). The warning is the deadline's.
     fake_github.drip(r"/issues/2$", interval=1.0)
-    start = time.monotonic()
     fetched = fetch_issue(
-        settings(fake_github, github_timeout=1.5), REPO, 2, anon(fake_github), refresh=True
+        settings(fake_github, github_timeout=2.0), REPO, 2, anon(fake_github), refresh=True
     )
-    assert time.monotonic() - start < 5
     assert fetched.issue.title == "Cached title"
     assert fetched.origin == "cache (GitHub unavailable)"
-    assert any("within 1.5 s" in w for w in fetched.warnings)
+    assert any("within 2 s" in w for w in fetched.warnings), fetched.warnings
 
 
 def test_repro_timeout_option_is_one_line(
