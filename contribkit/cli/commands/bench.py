@@ -53,6 +53,16 @@ A change is 'slower' or 'faster' only when its whole confidence interval lies ab
     help="torch threads while timing (torch.utils.benchmark's num_threads).",
 )
 @click.option(
+    "--timer",
+    type=click.Choice(["wall", "cpu"]),
+    default="wall",
+    show_default=True,
+    help="wall: elapsed time (torch.utils.benchmark's clock, CUDA synchronised). cpu: the CPU "
+    "time of the measuring process, all its threads (time.process_time), which waiting for a "
+    "CPU on a loaded machine does not inflate; sleeps, I/O and the GPU's work are not counted, "
+    "and with --threads N > 1 it is the threads' total, not the elapsed time. cpu devices only.",
+)
+@click.option(
     "--blocks",
     type=click.IntRange(min=1),
     default=10,
@@ -79,6 +89,7 @@ def bench(
     python: str | None,
     devices: str,
     threads: int,
+    timer: str,
     blocks: int,
     min_time: float,
     as_json: bool,
@@ -100,6 +111,7 @@ def bench(
       contribkit bench 'f(x)' --setup 'from mypkg import f; x = torch.ones(64)' --baseline HEAD~1
       contribkit bench benchmarks/relu.py --baseline upstream/main --devices cpu,cuda
       contribkit bench 'x @ x' --setup 'x = torch.randn(512, 512)' --baseline-python ~/rel/bin/python
+      contribkit bench 'f(x)' --setup 'from mypkg import f; x = torch.ones(64)' --baseline HEAD~1 --timer cpu
     """
     from contribkit.bench.session import BenchRequest, run_bench
 
@@ -111,6 +123,7 @@ def bench(
         python=python,
         devices=devices,
         threads=threads,
+        timer=timer,
         blocks=blocks,
         min_time=min_time,
     )
@@ -139,7 +152,7 @@ def progress_line(side: str, block: int, of: int, left: float | None) -> None:
 
 
 def show(outcome: BenchOutcome, as_json: bool) -> None:
-    from contribkit.bench.record import figure, measured_on, ratio_text
+    from contribkit.bench.record import figure, measured_on, ratio_text, time_unit
     from contribkit.cli.output import print_json, print_table
     from contribkit.core.termsafe import clean
     from contribkit.run.runner import relpath
@@ -149,7 +162,7 @@ def show(outcome: BenchOutcome, as_json: bool) -> None:
     if as_json:
         print_json({"record_path": shown, **record.as_dict()})
         return
-    unit = record.unit
+    unit = time_unit(record)
     columns = ["benchmark", "device", "threads"]
     if record.baseline is None:
         columns += [f"median ({unit})", f"IQR ({unit})"]
