@@ -238,17 +238,20 @@ def check_timer(timer: str, devices: Sequence[str]) -> None:
         )
 
 
-def load_note(timer: str, devices: Sequence[str]) -> str | None:
-    """A note when wall-clock times of CPU work were taken on a loaded machine: the 1-minute
-    load average above the CPU count means runnable processes queued for a CPU, and wall time
-    counts the queueing of whichever side happened to wait (one case of a class: other
-    processes' load, e.g. a build or a test run beside the benchmark)."""
-    cpus = os.cpu_count() or 1
+def load_average() -> float | None:
+    """The 1-minute load average (None where the system has none)."""
     try:
-        load = os.getloadavg()[0]
+        return os.getloadavg()[0]
     except OSError:
         return None
-    if timer != WALL or "cuda" in devices or load <= cpus:
+
+
+def load_note(timer: str, devices: Sequence[str], load: float | None, cpus: int) -> str | None:
+    """A note when wall-clock times of CPU work were taken on a loaded machine: a load average
+    above the CPU count means runnable processes queued for a CPU, and wall time counts the
+    queueing of whichever side happened to wait (one case of a class: other processes' load,
+    e.g. a build or a test run beside the benchmark, or other users of a shared machine)."""
+    if timer != WALL or "cuda" in devices or load is None or load <= cpus:
         return None
     return (
         f"the machine was loaded (load average {load:.1f} on {cpus} CPUs): wall time includes "
@@ -303,11 +306,13 @@ def run_bench(request: BenchRequest, progress: Progress | None = None) -> BenchO
     )
     what = f"HEAD {state.short_head}" + (" with uncommitted changes" if state.dirty else "")
     candidate = Side(CANDIDATE, python, root, what)
-    loaded = load_note(request.timer, devices)
+    loads = [load_average()]
     with baseline_side(root, request, python) as (base, notes):
         sides = [base, candidate] if base is not None else [candidate]
         done = measure(sides, spec, request.blocks, limits, progress)
-    loaded = loaded or load_note(request.timer, devices)  # at the start, else at the end
+    loads.append(load_average())  # the higher of the load at the start and at the end
+    known = [load for load in loads if load is not None]
+    loaded = load_note(request.timer, devices, max(known, default=None), os.cpu_count() or 1)
     notes += [loaded] if loaded else []
     unit, results = summarise(done, request.confidence)
     first_base = done[BASELINE][0] if BASELINE in done else None

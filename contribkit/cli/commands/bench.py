@@ -16,6 +16,14 @@ EPILOG = """\b
 A change is 'slower' or 'faster' only when its whole confidence interval lies above or below
 1; otherwise it reads 'no significant change'. Exit 0 when it measured (whatever the verdict),
 2 when the statement, file or revision cannot be measured.
+
+\b
+The clock: wall (the default) is the time a user waits, as torch.utils.benchmark reports it;
+on a machine other processes load, it also counts the time a block waited for a CPU, and the
+interval widens. --timer cpu leaves that out: for CPU work that does not sleep or wait on I/O,
+locks or a GPU (those it does not count). It is the process's CPU time, all threads: with
+--threads N > 1, the threads' total, so spreading the same work over more threads reads as no
+change. --min-time then counts CPU seconds, which a loaded machine stretches in wall time.
 """
 
 
@@ -59,8 +67,7 @@ A change is 'slower' or 'faster' only when its whole confidence interval lies ab
     show_default=True,
     help="wall: elapsed time (torch.utils.benchmark's clock, CUDA synchronised). cpu: the CPU "
     "time of the measuring process, all its threads (time.process_time), which waiting for a "
-    "CPU on a loaded machine does not inflate; sleeps, I/O and the GPU's work are not counted, "
-    "and with --threads N > 1 it is the threads' total, not the elapsed time. cpu devices only.",
+    "CPU on a loaded machine does not inflate; cpu devices only (see below).",
 )
 @click.option(
     "--blocks",
@@ -111,7 +118,7 @@ def bench(
       contribkit bench 'f(x)' --setup 'from mypkg import f; x = torch.ones(64)' --baseline HEAD~1
       contribkit bench benchmarks/relu.py --baseline upstream/main --devices cpu,cuda
       contribkit bench 'x @ x' --setup 'x = torch.randn(512, 512)' --baseline-python ~/rel/bin/python
-      contribkit bench 'f(x)' --setup 'from mypkg import f; x = torch.ones(64)' --baseline HEAD~1 --timer cpu
+      contribkit bench 'work()' --setup 'from mypkg import work' --baseline HEAD~1 --timer cpu
     """
     from contribkit.bench.session import BenchRequest, run_bench
 
