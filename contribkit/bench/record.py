@@ -17,9 +17,9 @@ or by any tool (schema 1, the minimal form)::
 Schema 2 adds, per result, the device, the interquartile ranges, the ratio with its interval
 and verdict, and per record the environment (machine, torch, threads) and how it was measured;
 its ``baseline`` may be null (the candidate measured alone), and its ``timer`` names the clock,
-``"wall"`` or ``"cpu"`` (process CPU time; a record without one was timed by the wall clock). Only a record whose ``head`` is the
-current HEAD counts: numbers taken before the last commit describe other code. The newest such
-record (by file name) is used.
+``"wall"`` or ``"cpu"`` (process CPU time; a record without one was timed by the wall clock).
+Only a record whose ``head`` is the current HEAD counts: numbers taken before the last commit
+describe other code. The newest such record (by file name) is used.
 """
 
 from __future__ import annotations

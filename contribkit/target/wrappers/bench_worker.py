@@ -68,7 +68,7 @@ def with_clock(name: str, timer: Any, clock_fn: "Callable[[], float] | None") ->
 
     if clock_fn is None:
         return timer
-    if getattr(timer, "_language", None) is not None and timer._language.name != "PYTHON":
+    if timer._language.name != "PYTHON":  # C++ code runs in its own timeit loop
         raise ValueError(f"{name} is a C++ Timer, timed by its own wall clock: use --timer wall")
     task = timer._task_spec
     return Timer(
@@ -95,7 +95,6 @@ def file_timers(
     from torch.utils.benchmark import Timer
 
     timed: dict[str, Any] = {"timer": clock_fn} if clock_fn is not None else {}
-
     os.environ["CONTRIBKIT_DEVICE"] = device
     namespace = runpy.run_path(path, run_name="__contribkit_bench__")
     found: list[tuple[str, Any]] = []
