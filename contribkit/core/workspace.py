@@ -38,7 +38,9 @@ def parse_remote_url(url: str) -> tuple[str, str] | None:
 
 def is_slug(slug: str) -> bool:
     """OWNER/NAME, neither part ``.`` or ``..`` (``x/..`` would request ``/repos/x/..``)."""
-    return bool(re.match(_SLUG_RE, slug)) and not any(part in {".", ".."} for part in slug.split("/"))
+    return bool(re.match(_SLUG_RE, slug)) and not any(
+        part in {".", ".."} for part in slug.split("/")
+    )
 
 
 def validate_slug(slug: str) -> str:

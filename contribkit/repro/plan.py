@@ -102,13 +102,14 @@ def plan_for(
 ) -> ReproPlan:
     """Parse and render ``issue``, or take the result from ``cache`` when neither it nor the
     code that renders it changed (parsing and rendering import markdown-it and Jinja)."""
-    key = f"{input_hash(issue)}:{render_fingerprint()}:{timeout}:{expect}"
+    digest = input_hash(issue)
+    key = f"{digest}:{render_fingerprint()}:{timeout}:{expect}"
     doc = cache.get(key) if cache is not None else None
     if doc is not None:
         return ReproPlan(files=doc["files"], summary=ReproSummary(**doc["summary"]))
     from contribkit.issue.parse import parse_issue
 
-    plan = plan_repro(issue, parse_issue(issue), timeout, expect)
+    plan = plan_repro(issue, parse_issue(issue), timeout, expect, digest)
     if cache is not None:
         cache.put(key, {"files": plan.files, "summary": asdict(plan.summary)})
     return plan
@@ -175,9 +176,15 @@ def input_hash(issue: Issue) -> str:
 
 
 def plan_repro(
-    issue: Issue, parsed: ParsedIssue, timeout: float = 300.0, expect: str | None = None
+    issue: Issue,
+    parsed: ParsedIssue,
+    timeout: float = 300.0,
+    expect: str | None = None,
+    digest: str | None = None,
 ) -> ReproPlan:
-    spec = build_spec(issue, parsed, input_hash(issue), timeout, expect)
+    """The repro's files and summary; ``digest`` is ``input_hash(issue)`` where the caller has
+    it already (hashing a large issue's JSON costs milliseconds)."""
+    spec = build_spec(issue, parsed, digest or input_hash(issue), timeout, expect)
     snapshot = render("issue.md.j2", **issue.as_dict(), ref=issue.ref, version=__version__)
     meta = meta_document(spec)
     runtime = runtime_source()

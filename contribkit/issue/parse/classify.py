@@ -91,12 +91,13 @@ def classify(content: str, tag: str) -> list[Piece]:
     first = next((i for i, line in enumerate(lines) if line.strip()), None)
     if first is None:
         return []
-    lines = textwrap.dedent("\n".join(lines[first:])).split("\n")
-    text = "\n".join(lines)
+    lines, text = _dedented(lines[first:])
     if is_collect_env(lines):
         return [Piece("collect_env", first, text)]
-    ipython = any(_IPYTHON_INPUT.match(line) for line in lines)  # `In [1]: x = 1` parses
-    if has_prompts(lines) and (ipython or parse_python(text) is None):
+    if has_prompts(lines) and (
+        any(_IPYTHON_INPUT.match(line) for line in lines)  # `In [1]: x = 1` parses
+        or parse_python(text) is None
+    ):
         return [_shifted(p, first) for p in repl_pieces(lines)]
     error = error_start(lines)
     if error is not None:
@@ -116,6 +117,17 @@ def classify(content: str, tag: str) -> list[Piece]:
     if output:  # pasted output under the code: kept as what the code printed
         pieces.append(Piece("output", first + code.count("\n") + 1, output))
     return pieces
+
+
+def _dedented(lines: list[str]) -> tuple[list[str], str]:
+    """``lines`` dedented, and their text. Lines that all start with neither a space nor a tab
+    are dedented already (most blocks: ``x = 1``, ``v7``): joined, not run through textwrap,
+    which would give the same text back."""
+    text = "\n".join(lines)
+    if not any(line.startswith((" ", "\t")) for line in lines):
+        return lines, text
+    text = textwrap.dedent(text)
+    return text.split("\n"), text
 
 
 def _shifted(piece: Piece, by: int) -> Piece:
