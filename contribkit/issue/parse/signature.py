@@ -54,7 +54,9 @@ _HEDGE = re.compile(
 
 
 def _strip_log(line: str) -> str:
-    return _LOG_PREFIX.sub("", line).rstrip()
+    if line.startswith(("[", "E")):  # the only starts _LOG_PREFIX matches: most lines skip it
+        line = _LOG_PREFIX.sub("", line)
+    return line.rstrip()
 
 
 def is_header(line: str) -> bool:
