@@ -88,7 +88,7 @@ def classify(content: str, tag: str) -> list[Piece]:
     lines = content.split("\n")
     while lines and not lines[-1].strip():
         lines.pop()
-    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    first = _first_filled(lines)
     if first is None:
         return []
     lines, text = _dedented(lines[first:])
@@ -119,6 +119,13 @@ def classify(content: str, tag: str) -> list[Piece]:
     return pieces
 
 
+def _first_filled(lines: list[str]) -> int | None:
+    """The index of the first line that is not blank, or None."""
+    if lines and lines[0].strip():  # the usual case, without a generator
+        return 0
+    return next((i for i, line in enumerate(lines) if line.strip()), None)
+
+
 def _dedented(lines: list[str]) -> tuple[list[str], str]:
     """``lines`` dedented, and their text. Lines that all start with neither a space nor a tab
     are dedented already (most blocks: ``x = 1``, ``v7``): joined, not run through textwrap,
@@ -141,7 +148,8 @@ def _plain_kind(lines: list[str], tag: str, dedented: str | None = None) -> str:
     if tag in _SHELL_TAGS:
         return "output" if is_printed_output(text) else "shell"
     tree = parse_python(text)
-    first = next((line for line in lines if line.strip()), "")
+    at = _first_filled(lines)
+    first = "" if at is None else lines[at]
     if _SHELL_LINE.match(first) and (first.lstrip().startswith("$") or tree is None):
         return "shell"
     if tag in _PYTHON_TAGS:
