@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from contribkit.cli.output import say_lines
 from contribkit.core.termsafe import SafeStream, clean, clean_keeping_colour
 from tests.conftest import RunCli
 
@@ -120,3 +121,13 @@ def test_errors_quote_hostile_text_on_one_line(run_cli: RunCli, tmp_path: Path) 
     assert proc.returncode == 2
     assert "\x1b" not in proc.stderr
     assert [ln.split(":")[0] for ln in proc.stderr.splitlines()] == ["contribkit", "hint"]
+
+
+def test_lines_written_at_once_are_cleaned_one_by_one(capsys: pytest.CaptureFixture[str]) -> None:
+    """``say_lines`` writes a report in one write, but cleans each line on its own: a sequence
+    never ended in one line (an OSC runs to the end of its text) ends with that line, and does
+    not swallow the lines after it. No lines: nothing is written."""
+    say_lines([f"title:      a{TITLE[:-1]}", f"signature:  b{OSC52}", "next:       python x.py"])
+    assert capsys.readouterr().out == "title:      a\nsignature:  b\nnext:       python x.py\n"
+    say_lines([])
+    assert capsys.readouterr().out == ""
