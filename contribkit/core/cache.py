@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,7 @@ def cache_root(settings: Settings) -> Path:
     return platformdirs.user_cache_path("contribkit")
 
 
-def _builtin_sha256() -> Any:
+def _builtin_sha256() -> Callable[[bytes], Any]:
     """CPython's own SHA-256 (``_sha2`` from 3.12, ``_sha256`` before), else hashlib's.
 
     ``import hashlib`` loads OpenSSL (``_hashlib``): about 2.5 ms, a tenth of what a warm
@@ -42,9 +43,10 @@ def _builtin_sha256() -> Any:
 
     for name in ("_sha2", "_sha256"):
         try:
-            return importlib.import_module(name).sha256
+            found: Callable[[bytes], Any] = importlib.import_module(name).sha256
         except (ImportError, AttributeError):
             continue
+        return found
     import hashlib
 
     return hashlib.sha256

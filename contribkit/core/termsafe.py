@@ -41,7 +41,10 @@ def clean(text: Any, *, single_line: bool = False) -> str:
     """``text`` without control characters or escape sequences. A lone carriage return (which
     lets a line overwrite itself) becomes a line break; ``single_line`` turns every line break
     into a space (titles, details, one-line messages: no forged ``next:`` line)."""
-    safe = _UNSAFE.sub("", "" if text is None else str(text))
+    raw = "" if text is None else str(text)
+    if raw.isprintable():  # no control, format (bidi) or line-break character: nothing to do
+        return raw
+    safe = _UNSAFE.sub("", raw)
     if single_line:
         return _BREAKS.sub(" ", safe)
     return safe.replace("\r\n", "\n").replace("\r", "\n")

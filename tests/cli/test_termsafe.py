@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from contribkit.cli.output import say_lines
-from contribkit.core.termsafe import SafeStream, clean, clean_keeping_colour
+from contribkit.core.termsafe import _BREAKS, _UNSAFE, SafeStream, clean, clean_keeping_colour
 from tests.conftest import RunCli
 
 CLEAR = "\x1b[2J\x1b[H"
@@ -131,3 +131,15 @@ def test_lines_written_at_once_are_cleaned_one_by_one(capsys: pytest.CaptureFixt
     assert capsys.readouterr().out == "title:      a\nsignature:  b\nnext:       python x.py\n"
     say_lines([])
     assert capsys.readouterr().out == ""
+
+
+def test_printable_text_passes_as_the_filter_would_pass_it() -> None:
+    """``clean`` returns printable text as it is, without running the filter: for every
+    character of the first planes' start (controls, C1, bidi marks, line and paragraph
+    separators, the BOM and the tag characters included) the answer is the filter's."""
+    extra = [0xFEFF, 0xFFF9, 0xFFFA, 0xFFFB, 0xE0001, 0xE007F, 0x110BD, 0x1D173]
+    for code in [*range(0x3000), *extra]:
+        text = f"a{chr(code)}b"
+        filtered = _UNSAFE.sub("", text)
+        assert clean(text) == filtered.replace("\r\n", "\n").replace("\r", "\n"), hex(code)
+        assert clean(text, single_line=True) == _BREAKS.sub(" ", filtered), hex(code)
