@@ -271,7 +271,7 @@ class _Reader:
         return [prose.line + 1] if any(p.kind == "repl" for p in pieces) else []
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=8)  # the blocks under one prose ask in a row; prose can be long
 def _lead_facts(prose: str) -> tuple[bool, bool]:
     """What the prose before a block says of it: a workaround, and the expected result ("Expected
     output:"). Asked once a block, of the same prose for every block under it: kept."""
