@@ -165,8 +165,12 @@ class Redactor:
     def text(self, text: str) -> str:
         if self._text is not None:
             text = self._text.sub(MASK, text)
-        text = CREDENTIAL_URL.sub(lambda m: f"{m['scheme']}{MASK}@", text)
-        return GITHUB_TOKEN_SHAPE.sub(MASK, text)
+        # Each pattern only where its fixed part occurs (a scan far cheaper than the pattern's).
+        if "://" in text:
+            text = CREDENTIAL_URL.sub(lambda m: f"{m['scheme']}{MASK}@", text)
+        if "gh" in text or "github_pat_" in text:
+            text = GITHUB_TOKEN_SHAPE.sub(MASK, text)
+        return text
 
     def data(self, data: bytes) -> bytes:
         """As :meth:`text`, for bytes (a child's output as it is teed to a log)."""

@@ -20,6 +20,7 @@ from typing import Any
 from contribkit.core.astnames import dotted, source_lines
 from contribkit.issue.parse.transcripts import OUTPUT_COMMENT, is_printed_output
 from contribkit.repro.codefacts import Edit, apply_edits, parse_code, tree_nodes
+from contribkit.repro.modelcall import model_call
 
 # Free names a snippet uses without importing them -> the import a human adds.
 KNOWN_IMPORTS = {
@@ -76,8 +77,9 @@ class EditedCode:
     uses_random: bool = False
 
 
-def edit_code(code: str) -> EditedCode:
-    """Apply the edit actions to ``code`` (which parses); see the module docstring."""
+def edit_code(code: str, prose: str = "") -> EditedCode:
+    """Apply the edit actions to ``code`` (which parses); see the module docstring. ``prose``:
+    the issue's text without its code, where the inputs of a model may be stated."""
     tree = parse_code(code)
     if tree is None:
         return EditedCode(code)
@@ -88,6 +90,10 @@ def edit_code(code: str) -> EditedCode:
     spans += _hoist_future(tree, lines, result)
     spans += _mark_outputs(tree, lines, result)
     calls = _uncalled(tree, loaded, result)
+    model = model_call(tree, loaded, prose)
+    if model is not None:
+        calls += model.lines
+        result.edits.append(model.edit)
     _own_checks(tree, loaded | {c.split("(")[0] for c in calls}, result, lines)
     _randomness(tree, result)
     imports = [KNOWN_IMPORTS[n] for n in sorted(loaded - bound - _BUILTINS) if n in KNOWN_IMPORTS]

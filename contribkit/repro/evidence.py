@@ -15,6 +15,7 @@ from typing import Any
 
 from contribkit.core.astnames import dotted
 from contribkit.issue.model import Issue, ParsedIssue
+from contribkit.issue.parse.transcripts import prose_only
 from contribkit.repro.codefacts import CodeFacts, parse_code
 from contribkit.repro.edits import EditedCode
 
@@ -114,7 +115,7 @@ def reports_error(text: str, code: str) -> bool:
     """The issue says the code fails with an error (in its prose or the code's comments), so
     that a clean run does not reproduce it: not an error that is missing, not a numerical
     error ("the max error is 0.5"), not "no error", and not a slowness or memory report."""
-    said = f"{text}\n" + "\n".join(_COMMENT.findall(code))
+    said = f"{prose_only(text, code)}\n" + "\n".join(_COMMENT.findall(code))
     if _MISSING_ERROR.search(said) or _PERFORMANCE.search(said):
         return False
     said = _NO_ERROR.sub(" ", _NUMERIC_ERROR.sub(" ", said))

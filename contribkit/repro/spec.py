@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contribkit.issue.model import Issue, ParsedIssue, Signature
+from contribkit.issue.parse.transcripts import prose_only
 from contribkit.repro.codefacts import DEVICE_NAME, CodeFacts, Comparison, analyse, apply_edits
 from contribkit.repro.edits import EditedCode, edit_code
 from contribkit.repro.evidence import Evidence, gather_evidence
@@ -147,7 +148,8 @@ def build_spec(
         code.incomplete = refusal
         code.runs = False
     evidence = gather_evidence(issue, parsed, code.facts, code.edited, code.rewrite)
-    evidence.runtime["expect_facts"] = expect_facts(code, parsed, f"{issue.title}\n{issue.body}")
+    # the text the parser read (the cut body), as every other step reads
+    evidence.runtime["expect_facts"] = expect_facts(code, parsed, f"{issue.title}\n{parsed.body}")
     if expect is None and not evidence.oracles:
         found = suggestion(evidence.runtime, parsed.signature is not None)
         evidence.to_add += [f"or state the oracle: {found}"] if found else []
@@ -215,7 +217,7 @@ def prepare_code(parsed: ParsedIssue) -> ReproCode:
     elif not code:
         text = "The issue has no code. Write the reproduction here, then fill in check()."
     else:
-        edited = edit_code(code)
+        edited = edit_code(code, prose_only(parsed.body, parsed.code))
         text = edited.text
     return ReproCode(
         text=text,

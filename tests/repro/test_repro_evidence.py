@@ -87,6 +87,19 @@ def test_code_that_only_defines_classes_cannot_decide(tmp_path: Path) -> None:
     assert doc["evidence"]["ran_to_end"] is True and doc["evidence"]["op_calls"] == 0
 
 
+@pytest.mark.slow
+def test_a_model_is_called_on_the_input_the_issue_states(tmp_path: Path) -> None:
+    """The same snippet, with its input stated in the prose: the edit builds the outer model
+    and calls it, so its operations run and a clean run can decide."""
+    stated = DEFINES_ONLY.replace("odd length.", "odd length, such as\n    `torch.randn(1, 4, 7)`.")
+    script = write_script(tmp_path, stated, "Conv1d model fails on odd lengths")
+    meta = json.loads((script.parent / "meta.json").read_text())
+    assert "build Net and call it on the input the issue states" in " ".join(meta["edits"])
+    doc = run_json(script)
+    assert doc["verdict"] == "NOT_REPRODUCED", doc
+    assert doc["evidence"]["ops"]["conv1d"]["devices"] == ["cpu"]
+
+
 CONTRAST = """
     ### 🐛 Describe the bug
 

@@ -303,3 +303,20 @@ def _bound_names(tree: ast.Module) -> set[str]:
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             names.add(node.id)
     return names
+
+
+_ANY_PROMPT = re.compile(r"^\s*(?:>>>|\.\.\.|In \[\d*\]:)(?: |$)")
+
+
+def prose_only(text: str, code: str) -> str:
+    """``text`` less the lines of the issue's code (a fenced block, or a transcript's ``>>>``
+    lines): what the code names is not what the reporter says. The classes: an identifier
+    that is an error word (``errors = torch.tensor(...)``, a list of losses; ``except
+    ValueError as error:``) read as "the issue reports an error"; a ``torch.randn(2, 3)`` of
+    the code read as an input the prose states."""
+    lines = {line.strip() for line in code.splitlines() if line.strip()}
+    if not lines:
+        return text
+    return "\n".join(
+        line for line in text.splitlines() if _ANY_PROMPT.sub("", line).strip() not in lines
+    )
