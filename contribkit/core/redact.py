@@ -24,11 +24,11 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Protocol, TextIO, TypeVar, cast
 
-from contribkit.target.reproconfine import SECRET_NAMES
+from contribkit.target.reprosecrets import SECRET_NAMES
 
 # Documented in the README ("Safety"); extend with the `scrub_env` setting. A variable whose
 # value holds a URL with credentials (scheme://user:password@) is a secret whatever its name.
-# One list with the repro scripts' own (target/reproconfine.py), which cannot import contribkit.
+# One list with the repro scripts' own (target/reprosecrets.py), which cannot import contribkit.
 SECRET_PATTERNS: tuple[str, ...] = SECRET_NAMES
 
 

@@ -37,6 +37,7 @@ REPRO_FILES = ("repro.py", RUNTIME_FILE, "issue.md", "meta.json")
 _RENDER_SOURCES = (
     "issue",
     "repro",
+    "target/reprosecrets.py",
     "target/reprojudge.py",
     "target/reproconfine.py",
     "target/reproexpect.py",
@@ -119,6 +120,7 @@ def plan_for(
 
 
 RUNTIME_FILES = (  # joined in this order
+    "reprosecrets.py",
     "reprojudge.py",
     "reproconfine.py",
     "reproexpect.py",
@@ -130,8 +132,8 @@ _JUDGE_IMPORT = re.compile(
 )
 _RUNTIME_HEADER = f"""\
 # {RUNTIME_FILE}: contribkit's repro runtime, the verdict contract of repro.py beside it
-# (contribkit's target/{", ".join(RUNTIME_FILES)},
-# in that order).
+# (contribkit's target/{", ".join(RUNTIME_FILES[:3])},
+# {", ".join(RUNTIME_FILES[3:])}, in that order).
 # repro.py loads this file by path from its own folder; keep the two together.
 # Standard library only, Python 3.9+.
 """
