@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 
@@ -64,6 +65,51 @@ def interleaved_medians(
             if i >= warmup:
                 bucket.append(time.perf_counter() - start)
     return [statistics.median(bucket) for bucket in times]
+
+
+@dataclass
+class Timing:
+    """Medians over the runs of one command: wall time, and the CPU time (user + system) the
+    command and its waited-for children used. On a machine others load, the wall time moves
+    with their load; the CPU time much less: a ratio of CPU times says what the command itself
+    costs, a ratio of wall times what a user waited."""
+
+    wall: float
+    cpu: float
+
+
+def run_timed(cmd: Sequence[str], **kwargs: object) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of one run of ``cmd``, its output discarded."""
+    start = time.perf_counter()
+    child = subprocess.Popen(
+        list(cmd), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **kwargs
+    )  # type: ignore[call-overload]
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - start
+    code = os.waitstatus_to_exitcode(status)
+    child.returncode = code  # reaped here: Popen must not wait for it again
+    if code != 0:
+        raise SystemExit(f"{' '.join(cmd)} exited {code}")
+    return wall, usage.ru_utime + usage.ru_stime
+
+
+def interleaved_times(
+    cmds: Sequence[Sequence[str]], runs: int = 15, warmup: int = 2, **kwargs: object
+) -> list[Timing]:
+    """:func:`interleaved_medians` with the CPU time beside the wall time (see :class:`Timing`);
+    a command that fails stops the benchmark."""
+    kwargs.setdefault("env", os.environ.copy())
+    walls: list[list[float]] = [[] for _ in cmds]
+    cpus: list[list[float]] = [[] for _ in cmds]
+    for i in range(warmup + runs):
+        for cmd, wall, cpu in zip(cmds, walls, cpus, strict=True):
+            spent = run_timed(cmd, **kwargs)
+            if i >= warmup:
+                wall.append(spent[0])
+                cpu.append(spent[1])
+    return [
+        Timing(statistics.median(w), statistics.median(c)) for w, c in zip(walls, cpus, strict=True)
+    ]
 
 
 def report(title: str, rows: list[tuple[str, float, str, float | None, float | None]]) -> bool:

@@ -5,6 +5,8 @@
 - Sensitivity: where HEAD makes ``work()`` do P% more of the same work (a loop of N iterations
   becomes N * (1 + P/100)), in how many of R runs each P is reported 'slower'. The smallest P
   found in every run is the smallest slowdown detected reliably.
+- Per clock: ``--timers wall,cpu`` runs each repo with ``--timer wall`` and then ``--timer cpu``,
+  one after the other, so both clocks see the same changes under the same load.
 
 ``--device cpu`` times a pure-Python loop; ``--device cuda`` a loop of small matrix products on
 the GPU (torch.utils.benchmark synchronises CUDA). The runs alternate between the no-op and the
@@ -12,14 +14,15 @@ slowdowns, so a change in the machine's load weighs on each alike. Every figure 
 machine it was measured on; a shared, loaded machine gives wider intervals (fewer detections),
 not more false alarms, if the blocks' alternation does its job.
 
-    python benchmarks/bench_noise.py [--runs 10] [--repeats 3] [--slowdowns 2,5,10,20,50]
-        [--device cpu|cuda] [--blocks 8] [--min-time 0.05] [--json FILE]
+    python benchmarks/bench_noise.py [--runs 10] [--repeats 3] [--slowdowns 10,25,50,100]
+        [--device cpu|cuda] [--timers wall,cpu] [--blocks 8] [--min-time 0.05] [--json FILE]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -59,6 +62,7 @@ STMT = {"cpu": "work()", "cuda": "work(a)"}
 @dataclass
 class Outcome:
     change: str  # "no-op" or "+P%"
+    timer: str  # "wall" or "cpu"
     verdict: str
     ratio: float
     low: float | None
@@ -102,9 +106,10 @@ def make_repo(root: Path, device: str, percent: float | None) -> None:
     git(root, "commit", "-qam", "change")
 
 
-def bench(root: Path, device: str, blocks: int, min_time: float) -> dict[str, object]:
+def bench(root: Path, device: str, timer: str, blocks: int, min_time: float) -> dict[str, object]:
     cmd = [sys.executable, "-m", "contribkit", "bench", STMT[device], "--setup", SETUP[device]]
     cmd += ["--baseline", "HEAD~1", "--devices", device, "--blocks", str(blocks)]
+    cmd += ["--timer", timer]
     cmd += ["--min-time", str(min_time), "--json"]
     proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=1800)
     if proc.returncode != 0:
@@ -113,71 +118,86 @@ def bench(root: Path, device: str, blocks: int, min_time: float) -> dict[str, ob
     return data
 
 
+def plan_runs(runs: int, repeats: int, slowdowns: list[float]) -> list[float | None]:
+    """The changes in the order they run: the no-op runs spread between the slowdown runs, so
+    drift in the load weighs on each alike."""
+    plan: list[float | None] = []
+    pending = [p for _ in range(repeats) for p in slowdowns]
+    for i in range(max(runs, len(pending))):
+        if i < runs:
+            plan.append(None)
+        if i < len(pending):
+            plan.append(pending[i])
+    return plan
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10, help="runs of the no-op change")
     parser.add_argument("--repeats", type=int, default=3, help="runs of each slowdown")
-    parser.add_argument("--slowdowns", default="2,5,10,20,50", help="percentages")
+    parser.add_argument("--slowdowns", default="10,25,50,100", help="percentages")
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    parser.add_argument(
+        "--timers", default="wall,cpu", help="bench's --timer values, each run on every repo"
+    )
     parser.add_argument("--blocks", type=int, default=8)
     parser.add_argument("--min-time", type=float, default=0.05)
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = parser.parse_args()
     slowdowns = [float(p) for p in args.slowdowns.split(",") if p]
-    # The no-op runs spread between the slowdown runs: drift in the load weighs on each alike.
-    plan: list[float | None] = []
-    pending = [p for _ in range(args.repeats) for p in slowdowns]
-    for i in range(max(args.runs, len(pending))):
-        if i < args.runs:
-            plan.append(None)
-        if i < len(pending):
-            plan.append(pending[i])
+    timers = [t for t in args.timers.split(",") if t]
+    if args.device == "cuda" and "cpu" in timers:
+        parser.error("--timer cpu cannot time cuda: pass --timers wall")
+    plan = plan_runs(args.runs, args.repeats, slowdowns)
     figures: Figures | None = None
     with tempfile.TemporaryDirectory(prefix="bench-noise-") as scratch:
         for index, percent in enumerate(plan):
             root = Path(scratch) / f"r{index}"
             make_repo(root, args.device, percent)
-            start = time.monotonic()
-            data = bench(root, args.device, args.blocks, args.min_time)
-            results = data["results"]
-            assert isinstance(results, list)
-            row = results[0]
-            env = data["environment"]
-            assert isinstance(env, dict)
-            if figures is None:
-                figures = Figures(
-                    args.device, env["machine"], env["torch"], args.blocks, args.min_time
+            for timer in timers:  # the same repo, one clock after the other
+                start = time.monotonic()
+                data = bench(root, args.device, timer, args.blocks, args.min_time)
+                results, env = data["results"], data["environment"]
+                assert isinstance(results, list) and isinstance(env, dict)
+                row = results[0]
+                if figures is None:
+                    figures = Figures(
+                        args.device, env["machine"], env["torch"], args.blocks, args.min_time
+                    )
+                change = "no-op" if percent is None else f"+{percent:g}%"
+                outcome = Outcome(
+                    change, timer, row["verdict"], row["ratio"], row["low"], row["high"],
+                    round(time.monotonic() - start, 1),
+                )  # fmt: skip
+                figures.outcomes.append(outcome)
+                interval = f"({outcome.low:.3f}-{outcome.high:.3f})" if outcome.low else ""
+                print(
+                    f"[{index + 1}/{len(plan)}] {change:>6} {timer:>4}: {outcome.ratio:.3f}x "
+                    f"{interval} {outcome.verdict} ({outcome.seconds:.0f} s, "
+                    f"load {os.getloadavg()[0]:.1f})",
+                    flush=True,
                 )
-            change = "no-op" if percent is None else f"+{percent:g}%"
-            outcome = Outcome(
-                change, row["verdict"], row["ratio"], row["low"], row["high"],
-                round(time.monotonic() - start, 1),
-            )  # fmt: skip
-            figures.outcomes.append(outcome)
-            interval = f"({outcome.low:.3f}-{outcome.high:.3f})" if outcome.low else ""
-            print(
-                f"[{index + 1}/{len(plan)}] {change:>6}: {outcome.ratio:.3f}x {interval} "
-                f"{outcome.verdict} ({outcome.seconds:.0f} s)",
-                flush=True,
-            )
-            if args.json:
-                args.json.write_text(json.dumps(asdict(figures), indent=2) + "\n")
+                if args.json:
+                    args.json.write_text(json.dumps(asdict(figures), indent=2) + "\n")
     assert figures is not None
-    report(figures, slowdowns)
+    for timer in timers:
+        report(figures, timer, slowdowns)
     return 0
 
 
-def report(figures: Figures, slowdowns: list[float]) -> None:
+def report(figures: Figures, timer: str, slowdowns: list[float]) -> None:
+    outcomes = [o for o in figures.outcomes if o.timer == timer]
     print(
-        f"\n{figures.device} on {figures.machine}, torch {figures.torch}; {figures.blocks} "
-        f"blocks per side of >= {figures.min_time:g} s; verdicts at 99% confidence"
+        f"\n--timer {timer}: {figures.device} on {figures.machine}, torch {figures.torch}; "
+        f"{figures.blocks} blocks per side of >= {figures.min_time:g} s; verdicts at 99% "
+        "confidence"
     )
-    noop = [o for o in figures.outcomes if o.change == "no-op"]
+    noop = [o for o in outcomes if o.change == "no-op"]
     alarms = sum(o.verdict in ("slower", "faster") for o in noop)
     print(f"no-op change: {alarms} of {len(noop)} runs report a significant change")
     reliable = None  # the smallest P detected in every run, as is every larger one
     for p in sorted(slowdowns):
-        runs = [o for o in figures.outcomes if o.change == f"+{p:g}%"]
+        runs = [o for o in outcomes if o.change == f"+{p:g}%"]
         hits = sum(o.verdict == "slower" for o in runs)
         ratios = ", ".join(f"{o.ratio:.3f}" for o in runs)
         print(f"+{p:g}% work: 'slower' in {hits} of {len(runs)} runs (ratios {ratios})")

@@ -16,9 +16,10 @@ or by any tool (schema 1, the minimal form)::
 
 Schema 2 adds, per result, the device, the interquartile ranges, the ratio with its interval
 and verdict, and per record the environment (machine, torch, threads) and how it was measured;
-its ``baseline`` may be null (the candidate measured alone). Only a record whose ``head`` is the
-current HEAD counts: numbers taken before the last commit describe other code. The newest such
-record (by file name) is used.
+its ``baseline`` may be null (the candidate measured alone), and its ``timer`` names the clock,
+``"wall"`` or ``"cpu"`` (process CPU time; a record without one was timed by the wall clock).
+Only a record whose ``head`` is the current HEAD counts: numbers taken before the last commit
+describe other code. The newest such record (by file name) is used.
 """
 
 from __future__ import annotations
@@ -32,6 +33,13 @@ from typing import Any
 SCHEMA = 2
 SCHEMAS = (1, 2)
 BENCH_DIR = Path(".contribkit") / "bench"
+# What each --timer measures, as the table's headers and the facts under it name it.
+TIMER_WORDS = {"wall": "wall time", "cpu": "CPU time"}
+TIMER_FACTS = {
+    "wall": "timer: wall clock (torch.utils.benchmark's default; CUDA synchronised)",
+    "cpu": "timer: CPU time of the measuring process, all its threads (time.process_time); "
+    "waiting for a CPU, sleeping and I/O are not counted",
+}
 
 
 @dataclass(frozen=True)
@@ -84,6 +92,7 @@ class BenchRecord:
     confidence: float = 0.0
     environment: BenchEnvironment | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    timer: str = "wall"  # a key of TIMER_WORDS
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -170,6 +179,9 @@ def parse_bench_record(data: Any) -> BenchRecord:
         return BenchRecord(head, fields["baseline"], command, device, unit, results, schema=1)
     environment = _environment(data.get("environment"))
     notes = data.get("notes")
+    timer = data.get("timer", "wall")
+    if timer not in TIMER_WORDS:
+        raise ValueError(f"timer {timer!r}, expected one of {', '.join(TIMER_WORDS)}")
     return BenchRecord(
         head,
         fields["baseline"],
@@ -185,6 +197,7 @@ def parse_bench_record(data: Any) -> BenchRecord:
         confidence=float(data.get("confidence") or 0.0),
         environment=environment,
         notes=tuple(str(n) for n in notes) if isinstance(notes, list) else (),
+        timer=timer,
     )
 
 
@@ -228,6 +241,11 @@ def figure(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3g}"
 
 
+def time_unit(record: BenchRecord) -> str:
+    """``ms, CPU time``: a schema-2 table's unit, with the clock that measured it."""
+    return f"{record.unit}, {TIMER_WORDS.get(record.timer, record.timer)}"
+
+
 def ratio_text(result: BenchResult, confidence: float) -> str:
     """``1.52x (1.48-1.57)``: the ratio and its interval; without a baseline, empty."""
     if result.ratio is None:
@@ -248,7 +266,7 @@ def markdown_table(record: BenchRecord) -> str:
             for r in record.results
         ]
         return "\n".join(lines)
-    unit = record.unit
+    unit = time_unit(record)
     pct = f"{record.confidence * 100:g}%"
     if record.baseline is None:
         lines = [
@@ -290,7 +308,7 @@ def measured_on(record: BenchRecord) -> list[str]:
         + "; ± is the interquartile range of "
         + ("the blocks' medians" if record.blocks > 1 else "the runs")
     )
-    lines = [f"machine: {env.machine}", torch, how]
+    lines = [f"machine: {env.machine}", torch, how, TIMER_FACTS[record.timer]]
     if record.dirty:
         lines.append("measured with uncommitted changes in the working tree")
     return lines

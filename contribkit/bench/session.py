@@ -19,6 +19,8 @@ from contribkit.bench import stats
 from contribkit.bench.measure import (
     BASELINE,
     CANDIDATE,
+    CPU_TIME,
+    WALL,
     BenchSpec,
     Block,
     Limits,
@@ -45,6 +47,7 @@ class BenchRequest:
     blocks: int = 10  # per side
     min_time: float = 0.2  # seconds per benchmark per block
     confidence: float = stats.DEFAULT_CONFIDENCE
+    timer: str = WALL  # measure.TIMERS
 
 
 @dataclass(frozen=True)
@@ -220,7 +223,41 @@ def command_line(request: BenchRequest) -> str:
         words += ["--devices", request.devices]
     if request.threads != 1:
         words += ["--threads", str(request.threads)]
+    if request.timer != WALL:
+        words += ["--timer", request.timer]
     return shlex.join(words)
+
+
+def check_timer(timer: str, devices: Sequence[str]) -> None:
+    """CPU time cannot time a GPU: its kernels run while the process waits (or spins, which
+    would count as CPU time) on the synchronisation."""
+    if timer == CPU_TIME and "cuda" in devices:
+        raise BadInput(
+            "--timer cpu cannot time cuda: the GPU's work is not this process's CPU time",
+            hint="time cuda with --timer wall (CUDA synchronised), cpu alone with --devices cpu",
+        )
+
+
+def load_average() -> float | None:
+    """The 1-minute load average (None where the system has none)."""
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return None
+
+
+def load_note(timer: str, devices: Sequence[str], load: float | None, cpus: int) -> str | None:
+    """A note when wall-clock times of CPU work were taken on a loaded machine: a load average
+    above the CPU count means runnable processes queued for a CPU, and wall time counts the
+    queueing of whichever side happened to wait (one case of a class: other processes' load,
+    e.g. a build or a test run beside the benchmark, or other users of a shared machine)."""
+    if timer != WALL or "cuda" in devices or load is None or load <= cpus:
+        return None
+    return (
+        f"the machine was loaded (load average {load:.1f} on {cpus} CPUs): wall time includes "
+        "waiting for a CPU, which widens the interval; --timer cpu counts only the CPU time "
+        "the benchmark used"
+    )
 
 
 def check_request(request: BenchRequest) -> None:
@@ -251,8 +288,10 @@ def run_bench(request: BenchRequest, progress: Progress | None = None) -> BenchO
     ws = Workspace.load()
     root = ws.require_root()
     stmt, file = parse_target(request.target, request.setup)
+    devices = parse_devices(request.devices)
+    check_timer(request.timer, devices)
     spec = BenchSpec(
-        stmt, file, request.setup, parse_devices(request.devices), request.threads, request.min_time
+        stmt, file, request.setup, devices, request.threads, request.min_time, request.timer
     )
     ensure_excluded(root)  # before anything is written under .contribkit/
     state = gitfacts.tree_state(root)
@@ -267,9 +306,14 @@ def run_bench(request: BenchRequest, progress: Progress | None = None) -> BenchO
     )
     what = f"HEAD {state.short_head}" + (" with uncommitted changes" if state.dirty else "")
     candidate = Side(CANDIDATE, python, root, what)
+    loads = [load_average()]
     with baseline_side(root, request, python) as (base, notes):
         sides = [base, candidate] if base is not None else [candidate]
         done = measure(sides, spec, request.blocks, limits, progress)
+    loads.append(load_average())  # the higher of the load at the start and at the end
+    known = [load for load in loads if load is not None]
+    loaded = load_note(request.timer, devices, max(known, default=None), os.cpu_count() or 1)
+    notes += [loaded] if loaded else []
     unit, results = summarise(done, request.confidence)
     first_base = done[BASELINE][0] if BASELINE in done else None
     record = BenchRecord(
@@ -293,5 +337,6 @@ def run_bench(request: BenchRequest, progress: Progress | None = None) -> BenchO
             sandbox=limits.sandbox.kind,
         ),
         notes=tuple(notes),
+        timer=request.timer,
     )
     return BenchOutcome(root, write_bench_record(root, record), record)

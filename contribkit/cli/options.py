@@ -76,3 +76,50 @@ cuda_python = click.option(
     default=None,
     help="Interpreter on the CUDA host (default: run.cuda_python, i.e. python3).",
 )
+
+
+def devices(more: str = "") -> Callable[[F], F]:
+    """``--devices LIST`` of the commands that run legs (``more``: what else it does there)."""
+    return click.option(
+        "--devices",
+        metavar="LIST",
+        default=None,
+        help="Comma-separated devices: cpu, cuda, mps (default: run.devices, i.e. cpu,cuda)."
+        + (f" {more}" if more else ""),
+    )
+
+
+def pythons(help_text: str) -> Callable[[F], F]:
+    """``--python PATH``, repeatable: one interpreter per column group or triage row."""
+    return click.option("--python", "pythons", multiple=True, metavar="PATH", help=help_text)
+
+
+jobs = click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    metavar="N",
+    default=None,
+    help="CPU legs at once (default: run.jobs, else min(4, CPUs)); CUDA legs run one per GPU. "
+    "With --engine ray|slurm: legs in flight (default: ray.max_parallel, slurm.max_parallel).",
+)
+
+
+def timeout(what: str, default: str = "run.timeout") -> Callable[[F], F]:
+    """``--timeout S`` (a positive number of seconds): ``what`` happens past it."""
+    return click.option(
+        "--timeout",
+        type=click.FloatRange(min=0, min_open=True),
+        metavar="S",
+        default=None,
+        help=f"Seconds before {what} (default: {default}).",
+    )
+
+
+def allow_network(who: str) -> Callable[[F], F]:
+    """``--allow-network``: ``who`` (the legs, the repro) may use the network."""
+    return click.option(
+        "--allow-network",
+        is_flag=True,
+        help=f"{who} use the network (the sandbox cuts it off; see run.sandbox).",
+    )

@@ -42,6 +42,14 @@ def say(text: Any = "", *, err: bool = False, nl: bool = True, file: Any = None)
     click.echo(clean(text), err=err, nl=nl, file=file)
 
 
+def say_lines(lines: Sequence[Any], *, err: bool = False) -> None:
+    """:func:`say` for each of ``lines``, written at once: each line is cleaned on its own (an
+    unterminated escape sequence ends with its line), and the stream filters (redaction, the
+    terminal guard) pass over the text once, not once a line. Nothing for no lines."""
+    if lines:
+        click.echo("\n".join(clean(line) for line in lines), err=err)
+
+
 def print_json(obj: Any) -> None:
     click.echo(json.dumps(obj, indent=2, default=str))
 
@@ -62,12 +70,12 @@ def print_table(
             table.add_row(*(_styled(cell) for cell in row))
         Console().print(table)
         return
-    if title:
-        click.echo(clean(title, single_line=True))
+    lines = [clean(title, single_line=True)] if title else []
     widths = [max(len(str(c)) for c in col) for col in zip(columns, *rows, strict=True)]
     for row in (columns, *rows):
         cells = [str(cell).ljust(width) for cell, width in zip(row, widths, strict=True)]
-        click.echo("  ".join(cells).rstrip())
+        lines.append("  ".join(cells).rstrip())
+    click.echo("\n".join(lines))  # one write: each line costs the stream filters a pass
 
 
 def _styled(cell: str) -> str:

@@ -24,11 +24,11 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Protocol, TextIO, TypeVar, cast
 
-from contribkit.target.reproconfine import SECRET_NAMES
+from contribkit.target.reprosecrets import SECRET_NAMES
 
 # Documented in the README ("Safety"); extend with the `scrub_env` setting. A variable whose
 # value holds a URL with credentials (scheme://user:password@) is a secret whatever its name.
-# One list with the repro scripts' own (target/reproconfine.py), which cannot import contribkit.
+# One list with the repro scripts' own (target/reprosecrets.py), which cannot import contribkit.
 SECRET_PATTERNS: tuple[str, ...] = SECRET_NAMES
 
 
@@ -165,8 +165,12 @@ class Redactor:
     def text(self, text: str) -> str:
         if self._text is not None:
             text = self._text.sub(MASK, text)
-        text = CREDENTIAL_URL.sub(lambda m: f"{m['scheme']}{MASK}@", text)
-        return GITHUB_TOKEN_SHAPE.sub(MASK, text)
+        # Each pattern only where its fixed part occurs (a scan far cheaper than the pattern's).
+        if "://" in text:
+            text = CREDENTIAL_URL.sub(lambda m: f"{m['scheme']}{MASK}@", text)
+        if "gh" in text or "github_pat_" in text:
+            text = GITHUB_TOKEN_SHAPE.sub(MASK, text)
+        return text
 
     def data(self, data: bytes) -> bytes:
         """As :meth:`text`, for bytes (a child's output as it is teed to a log)."""

@@ -41,10 +41,33 @@ def clean(text: Any, *, single_line: bool = False) -> str:
     """``text`` without control characters or escape sequences. A lone carriage return (which
     lets a line overwrite itself) becomes a line break; ``single_line`` turns every line break
     into a space (titles, details, one-line messages: no forged ``next:`` line)."""
-    safe = _UNSAFE.sub("", "" if text is None else str(text))
+    raw = "" if text is None else str(text)
+    if raw.isprintable():  # no control, format (bidi) or line-break character: nothing to do
+        return raw
+    safe = _UNSAFE.sub("", raw)
     if single_line:
         return _BREAKS.sub(" ", safe)
     return safe.replace("\r\n", "\n").replace("\r", "\n")
+
+
+_INVISIBLE = re.compile(f"{_CONTROL}|{_BIDI}")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: str) -> str:
+    """``text`` for a file that a user reads with ``cat`` or an editor (a repro script, an
+    issue's snapshot): each control character and bidirectional mark written as its Python
+    escape (``\\x1b``, ``\\u202e``), and a lone carriage return as a line break, so no escape
+    sequence or reordering hides a line of code from its reader. Inside a (non-raw) string
+    literal of Python code the escape means the same character, so the code still does
+    what it did."""
+    if "\r" not in text and not _INVISIBLE.search(text):
+        return text
+    return _INVISIBLE.sub(_escape, text.replace("\r\n", "\n").replace("\r", "\n"))
 
 
 def clean_keeping_colour(text: str) -> str:

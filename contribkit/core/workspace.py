@@ -16,20 +16,20 @@ from contribkit.core.errors import BadInput, warn
 from contribkit.git import cmd as gitcmd
 
 DEFAULT_REPO = "pytorch/pytorch"
+# What makes a repository a PyTorch checkout (op reads it; gaps searches such a checkout's test/).
+NATIVE_IN_CHECKOUT = "aten/src/ATen/native/native_functions.yaml"
 
-_REMOTE_RE = re.compile(
-    r"""^(?:
+# Compiled on first use (re keeps them): a command that never reads a remote compiles neither.
+_REMOTE_RE = r"""^(?:
         (?:https?|git|ssh)://(?:[^@/]+@)?(?P<host1>[^/:]+)(?::\d+)?/   # scheme://[user@]host[:port]/
       | (?:[^@/]+@)?(?P<host2>[^/:]+):                                 # [user@]host:
-    )(?P<owner>[^/]+)/(?P<name>[^/]+?)(?:\.git)?/?$""",
-    re.VERBOSE,
-)
-_SLUG_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+    )(?P<owner>[^/]+)/(?P<name>[^/]+?)(?:\.git)?/?$"""
+_SLUG_RE = r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"
 
 
 def parse_remote_url(url: str) -> tuple[str, str] | None:
     """``(host, "owner/name")`` from a git remote URL, or None when it is not host/owner/name."""
-    m = _REMOTE_RE.match(url.strip())
+    m = re.match(_REMOTE_RE, url.strip(), re.VERBOSE)
     if not m:
         return None
     host = m.group("host1") or m.group("host2")
@@ -38,7 +38,9 @@ def parse_remote_url(url: str) -> tuple[str, str] | None:
 
 def is_slug(slug: str) -> bool:
     """OWNER/NAME, neither part ``.`` or ``..`` (``x/..`` would request ``/repos/x/..``)."""
-    return bool(_SLUG_RE.match(slug)) and not any(part in {".", ".."} for part in slug.split("/"))
+    return bool(re.match(_SLUG_RE, slug)) and not any(
+        part in {".", ".."} for part in slug.split("/")
+    )
 
 
 def validate_slug(slug: str) -> str:
@@ -100,6 +102,13 @@ class Workspace:
         """The target interpreter: --python, config, else the one running contribkit."""
         configured = self.settings.optional_text("python")
         return resolve_python(configured) if configured else sys.executable
+
+
+def checkout_root(root: Path | None) -> Path | None:
+    """The repository root when it is a PyTorch checkout (it has native_functions.yaml)."""
+    if root is not None and (root / NATIVE_IN_CHECKOUT).is_file():
+        return root
+    return None
 
 
 def resolve_python(name: str) -> str:

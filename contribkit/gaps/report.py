@@ -96,15 +96,15 @@ def probe_module(
     file (a ``.py`` path, or the file an installed module was imported from). An edit to any of
     them, a reinstall or a torch rebuild re-probes.
     """
-    import hashlib
     import tempfile
 
+    from contribkit.core.cache import sha256_hex
     from contribkit.core.workspace import resolve_python
     from contribkit.run.probe import fingerprint, probe_source, run_probe, still_valid, validators
 
     python = resolve_python(python)
     source = probe_source("gaps_module.py")
-    key = json.dumps([python, module, hashlib.sha256(source.encode()).hexdigest()[:16]])
+    key = json.dumps([python, module, sha256_hex(source)[:16]])
     if cache is not None and not refresh:
         doc = cache.get(key)
         if (
@@ -196,8 +196,7 @@ def assess(item: PublicCallable, mentions: int | None) -> Gap:
 def find_gaps(request: GapsRequest) -> GapsReport:
     """Probe the module in the target interpreter, count test mentions in the checkout (if the
     current repository is one), and rank the callables by need."""
-    from contribkit.core.workspace import Workspace
-    from contribkit.ops.sources import checkout_root
+    from contribkit.core.workspace import Workspace, checkout_root
 
     ws = Workspace.load(python=request.python)
     module = request.module

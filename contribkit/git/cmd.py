@@ -32,6 +32,14 @@ class GitError(Exception):
     pass
 
 
+def _not_found(cwd: Path | str | None) -> str:
+    """What a FileNotFoundError from starting git means: the folder it was to run in is
+    missing, or git is."""
+    if cwd is not None and not os.path.isdir(cwd):
+        return f"no such folder: {cwd}"
+    return "git is not installed (or not on PATH)"
+
+
 def git(*args: str, cwd: Path | str | None = None, check: bool = True) -> str:
     """Run ``git args`` and return stdout without the trailing newline."""
     import subprocess
@@ -47,7 +55,9 @@ def git(*args: str, cwd: Path | str | None = None, check: bool = True) -> str:
             errors="replace",
         )
     except FileNotFoundError as exc:
-        raise GitError("git is not installed") from exc
+        raise GitError(_not_found(cwd)) from exc
+    except NotADirectoryError as exc:
+        raise GitError(f"{cwd} is not a folder") from exc
     if check and proc.returncode != 0:
         raise GitError(proc.stderr.strip() or f"git {' '.join(args)} failed")
     return proc.stdout.rstrip("\n")

@@ -3,7 +3,7 @@
 The checkout's findings and the trace have their types in findings.py, which imports nothing of
 ops: checkout.py and trace.py import this module and that one, and this one names them only for
 the type checker, so a warm query imports only what it uses. --grep and --new keep their types
-beside their code (resolve.py, newop.py).
+beside their code (grep.py, newop.py).
 
 Every report's ``as_dict`` is the documented ``--json`` schema (README, ``contribkit op``).
 """
@@ -134,6 +134,8 @@ class Overload:
 
 @dataclass
 class OpReport:
+    """What ``op NAME`` prints; ``as_dict`` is its ``--json``."""
+
     query: str
     family: str
     source: Source

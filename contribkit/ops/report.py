@@ -16,10 +16,11 @@ from contribkit.ops.model import (
     Overload,
     TorchFacts,
 )
-from contribkit.ops.resolve import GrepReport, Resolved, grep, resolve
+from contribkit.ops.resolve import Resolved, resolve
 from contribkit.ops.sources import Sources, open_sources
 
 if TYPE_CHECKING:
+    from contribkit.ops.grep import GrepReport
     from contribkit.ops.newop import NewOpPlan
 
 # python_module in the yaml -> (Python namespace, the facts' key, prefix the op name carries)
@@ -36,6 +37,8 @@ NAMESPACES = {
 
 @dataclass
 class OpRequest:
+    """What ``contribkit op`` was asked: a NAME, a --grep PATTERN or a --new NAME, and options."""
+
     name: str | None
     grep: str | None = None
     trace: bool = False
@@ -69,6 +72,8 @@ def run_op(request: OpRequest) -> OpReport | GrepReport | NewOpPlan:
     ws = Workspace.load(python=request.python)
     sources = open_sources(ws.python(), ws.settings, ws.root, with_derivatives=not request.grep)
     if request.grep:
+        from contribkit.ops.grep import GrepReport, grep
+
         return GrepReport(request.grep, sources.source, grep(request.grep, sources.native))
     assert request.name is not None
     report = describe(request.name, sources)

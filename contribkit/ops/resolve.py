@@ -4,12 +4,10 @@
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
 
 from contribkit.core.errors import BadInput
 from contribkit.ops.index import YamlIndex, family_of
-from contribkit.ops.model import SCHEMA_VERSION, Source
 
 # Python namespaces whose functions are aten ops named with a prefix (python_module in the yaml).
 PREFIXED = {
@@ -37,23 +35,9 @@ _NAME = re.compile(r"^[A-Za-z_][\w.]*$")
 
 
 @dataclass(frozen=True)
-class GrepMatch:
-    family: str
-    overloads: list[str]
-
-
-@dataclass
-class GrepReport:
-    pattern: str
-    source: Source
-    matches: list[GrepMatch]
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"schema": SCHEMA_VERSION, **asdict(self)}
-
-
-@dataclass(frozen=True)
 class Resolved:
+    """The operator family a query names, narrowed to one op or overload when it says one."""
+
     family: str
     op: str | None  # narrows to one op name (add_ of Tensor.add_), or None
     overload: str | None  # narrows to one overload (add.Tensor), or None
@@ -98,20 +82,3 @@ def suggestion(name: str, index: YamlIndex) -> str:
     if not close:
         return f"list operators with: contribkit op --grep {name[:4] or name}"
     return f"did you mean {', '.join(close)}? (contribkit op --grep PATTERN lists operators)"
-
-
-def grep(pattern: str, index: YamlIndex) -> list[GrepMatch]:
-    """The families whose name matches ``pattern`` (a Python regex), with their overloads."""
-    try:
-        compiled = re.compile(pattern)
-    except re.error as exc:
-        raise BadInput(
-            f"--grep: '{pattern}' is not a regular expression: {exc}",
-            hint="e.g. --grep '^index_' or --grep add",
-        ) from exc
-    matches = []
-    for family in index.names():
-        if compiled.search(family):
-            overloads = [str(entry["name"]) for entry in index.raw(family)]
-            matches.append(GrepMatch(family, overloads))
-    return matches

@@ -9,10 +9,10 @@ from pathlib import Path
 from contribkit.core.cache import JsonCache, cache_root
 from contribkit.core.config import Settings
 from contribkit.core.errors import BadInput
+from contribkit.core.workspace import NATIVE_IN_CHECKOUT, checkout_root
 from contribkit.ops.index import YamlIndex, load_index
 from contribkit.ops.model import Source, TorchFacts
 
-NATIVE_IN_CHECKOUT = "aten/src/ATen/native/native_functions.yaml"
 DERIVATIVES_IN_CHECKOUT = "tools/autograd/derivatives.yaml"
 NATIVE_PACKAGED = "packaged/ATen/native/native_functions.yaml"
 DERIVATIVES_PACKAGED = "packaged/autograd/derivatives.yaml"
@@ -31,13 +31,6 @@ class Sources:
     checkout: Path | None
     facts: TorchFacts | None
     torch_error: str | None
-
-
-def checkout_root(root: Path | None) -> Path | None:
-    """The repository root when it is a PyTorch checkout (it has native_functions.yaml)."""
-    if root is not None and (root / NATIVE_IN_CHECKOUT).is_file():
-        return root
-    return None
 
 
 def probe_facts(python: str, settings: Settings, refresh: bool = False) -> dict[str, object]:

@@ -19,6 +19,7 @@ from contribkit import __version__
 from contribkit.core.cache import JsonCache
 from contribkit.core.datadirs import data_dir
 from contribkit.core.render import OutputFile, render
+from contribkit.core.termsafe import visible
 from contribkit.core.verdict import RUNTIME_FILE
 from contribkit.issue.model import Issue, ParsedIssue
 from contribkit.repro.expect import describe as describe_expect
@@ -36,12 +37,15 @@ REPRO_FILES = ("repro.py", RUNTIME_FILE, "issue.md", "meta.json")
 _RENDER_SOURCES = (
     "issue",
     "repro",
+    "target/reprosecrets.py",
     "target/reprojudge.py",
     "target/reproconfine.py",
     "target/reproexpect.py",
     "target/reprotrace.py",
     "target/reprolib.py",
     "core/render.py",
+    "core/termsafe.py",
+    "core/astnames.py",
 )
 
 
@@ -102,19 +106,21 @@ def plan_for(
 ) -> ReproPlan:
     """Parse and render ``issue``, or take the result from ``cache`` when neither it nor the
     code that renders it changed (parsing and rendering import markdown-it and Jinja)."""
-    key = f"{input_hash(issue)}:{render_fingerprint()}:{timeout}:{expect}"
+    digest = input_hash(issue)
+    key = f"{digest}:{render_fingerprint()}:{timeout}:{expect}"
     doc = cache.get(key) if cache is not None else None
     if doc is not None:
         return ReproPlan(files=doc["files"], summary=ReproSummary(**doc["summary"]))
     from contribkit.issue.parse import parse_issue
 
-    plan = plan_repro(issue, parse_issue(issue), timeout, expect)
+    plan = plan_repro(issue, parse_issue(issue), timeout, expect, digest)
     if cache is not None:
         cache.put(key, {"files": plan.files, "summary": asdict(plan.summary)})
     return plan
 
 
 RUNTIME_FILES = (  # joined in this order
+    "reprosecrets.py",
     "reprojudge.py",
     "reproconfine.py",
     "reproexpect.py",
@@ -126,8 +132,8 @@ _JUDGE_IMPORT = re.compile(
 )
 _RUNTIME_HEADER = f"""\
 # {RUNTIME_FILE}: contribkit's repro runtime, the verdict contract of repro.py beside it
-# (contribkit's target/{", ".join(RUNTIME_FILES)},
-# in that order).
+# (contribkit's target/{", ".join(RUNTIME_FILES[:3])},
+# {", ".join(RUNTIME_FILES[3:])}, in that order).
 # repro.py loads this file by path from its own folder; keep the two together.
 # Standard library only, Python 3.9+.
 """
@@ -175,10 +181,16 @@ def input_hash(issue: Issue) -> str:
 
 
 def plan_repro(
-    issue: Issue, parsed: ParsedIssue, timeout: float = 300.0, expect: str | None = None
+    issue: Issue,
+    parsed: ParsedIssue,
+    timeout: float = 300.0,
+    expect: str | None = None,
+    digest: str | None = None,
 ) -> ReproPlan:
-    spec = build_spec(issue, parsed, input_hash(issue), timeout, expect)
-    snapshot = render("issue.md.j2", **issue.as_dict(), ref=issue.ref, version=__version__)
+    """The repro's files and summary; ``digest`` is ``input_hash(issue)`` where the caller has
+    it already (hashing a large issue's JSON costs milliseconds)."""
+    spec = build_spec(issue, parsed, digest or input_hash(issue), timeout, expect)
+    snapshot = visible(render("issue.md.j2", **issue.as_dict(), ref=issue.ref, version=__version__))
     meta = meta_document(spec)
     runtime = runtime_source()
     meta["runtime"] = {"file": RUNTIME_FILE, "sha256": hashlib.sha256(runtime.encode()).hexdigest()}
@@ -213,41 +225,43 @@ def _compile_error(script: str) -> str | None:
 def _render_script(spec: ReproSpec) -> str:
     issue, parsed, signature = spec.issue, spec.parsed, spec.signature
     env = parsed.env
-    return render(
-        TEMPLATE,
-        ref=issue.ref,
-        title=issue.title,
-        url=issue.url,
-        kind_text=spec.kind_text,
-        signature_text=str(signature) if signature else "(none found)",
-        expected=parsed.expected or "(not stated)",
-        actual=parsed.actual or "(not stated)",
-        reporter_env=[
-            (name.replace("_", " "), value)
-            for name, value in (asdict(env).items() if env else [])
-            if value is not None
-        ],
-        code_source=parsed.code_source or "(no code in the issue)",
-        code_notes=spec.header_notes,
-        version=__version__,
-        input_hash=spec.digest,
-        runtime_file=RUNTIME_FILE,
-        runtime_module=RUNTIME_MODULE,
-        signature=spec.signature_parts,
-        default_device=spec.default_device,
-        requires_cuda=spec.code.requires_cuda,
-        seed_numpy=spec.facts.imports_numpy,
-        incomplete=spec.code.incomplete,
-        code_runs=spec.code.runs,
-        code=spec.code.text,
-        check=spec.check,
-        check_args=spec.check_args,
-        differential=spec.differential,
-        future=spec.code.edited.future,
-        evidence=spec.evidence.runtime,
-        timeout=spec.timeout,
-        expect=spec.expect,
-        oracle_line=describe_expect(spec.expect),
+    return visible(  # the issue's text and code, without what would hide a line from `cat`
+        render(
+            TEMPLATE,
+            ref=issue.ref,
+            title=issue.title,
+            url=issue.url,
+            kind_text=spec.kind_text,
+            signature_text=str(signature) if signature else "(none found)",
+            expected=parsed.expected or "(not stated)",
+            actual=parsed.actual or "(not stated)",
+            reporter_env=[
+                (name.replace("_", " "), value)
+                for name, value in (asdict(env).items() if env else [])
+                if value is not None
+            ],
+            code_source=parsed.code_source or "(no code in the issue)",
+            code_notes=spec.header_notes,
+            version=__version__,
+            input_hash=spec.digest,
+            runtime_file=RUNTIME_FILE,
+            runtime_module=RUNTIME_MODULE,
+            signature=spec.signature_parts,
+            default_device=spec.default_device,
+            requires_cuda=spec.code.requires_cuda,
+            seed_numpy=spec.facts.imports_numpy,
+            incomplete=spec.code.incomplete,
+            code_runs=spec.code.runs,
+            code=spec.code.text,
+            check=spec.check,
+            check_args=spec.check_args,
+            differential=spec.differential,
+            future=spec.code.edited.future,
+            evidence=spec.evidence.runtime,
+            timeout=spec.timeout,
+            expect=spec.expect,
+            oracle_line=describe_expect(spec.expect),
+        )
     )
 
 

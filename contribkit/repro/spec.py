@@ -148,7 +148,8 @@ def build_spec(
         code.incomplete = refusal
         code.runs = False
     evidence = gather_evidence(issue, parsed, code.facts, code.edited, code.rewrite)
-    evidence.runtime["expect_facts"] = expect_facts(code, parsed, f"{issue.title}\n{issue.body}")
+    # the text the parser read (the cut body), as every other step reads
+    evidence.runtime["expect_facts"] = expect_facts(code, parsed, f"{issue.title}\n{parsed.body}")
     if expect is None and not evidence.oracles:
         found = suggestion(evidence.runtime, parsed.signature is not None)
         evidence.to_add += [f"or state the oracle: {found}"] if found else []

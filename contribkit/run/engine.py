@@ -39,6 +39,7 @@ from contribkit.run.remote import LegOutput, read_result
 if TYPE_CHECKING:
     from contribkit.core.sandbox import Sandbox
     from contribkit.run.probe import TorchInfo
+    from contribkit.run.worker import WorkerReply
 
 ENGINES = ("local", "ray", "slurm")
 MARKER = "CONTRIBKIT_REMOTE "  # the bootstrap's last line (as in run/remote.py)
@@ -246,6 +247,15 @@ def bootstrap_output(
     except ValueError as exc:
         return LegOutput(None, False, shown, duration, error=f"malformed result line ({exc})")
     return LegOutput(returncode, timed_out, shown, duration, redact(junit) if junit else None)
+
+
+def reply_result(task: LegTask, engine: str, reply: WorkerReply, killer: str) -> LegResult:
+    """A leg's result from the worker's reply (Ray's task, Slurm's job); ``killer`` (the worker,
+    the job) is what killed a leg that outlived its grace."""
+    text = reply.output.decode("utf-8", "replace")
+    error = None if reply.returncode is not None else f"{killer} killed the leg past its grace"
+    output = bootstrap_output(text, error, reply.duration_s, task.log_path)
+    return LegResult(task.key, output, engine, reply.worker, reply.sandbox, reply.sandbox_reason)
 
 
 def error_result(task: LegTask, engine: str, why: str) -> LegResult:

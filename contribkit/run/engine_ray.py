@@ -28,8 +28,8 @@ from contribkit.run.engine import (
     EngineConfig,
     LegResult,
     LegTask,
-    bootstrap_output,
     error_result,
+    reply_result,
     secrets_withheld,
 )
 
@@ -183,12 +183,7 @@ class RayEngine(Engine):
         except self.ray.exceptions.RayError as exc:  # a lost worker, a cancelled task
             why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             return error_result(task, self.name, f"the Ray task failed: {why[:300]}")
-        text = reply.output.decode("utf-8", "replace")
-        error = None if reply.returncode is not None else "the worker killed the leg past its grace"
-        output = bootstrap_output(text, error, reply.duration_s, task.log_path)
-        return LegResult(
-            task.key, output, self.name, reply.worker, reply.sandbox, reply.sandbox_reason
-        )
+        return reply_result(task, self.name, reply, "the worker")
 
     def _cancel(self, refs: list[Any]) -> None:
         for ref in refs:

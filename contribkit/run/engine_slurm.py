@@ -33,8 +33,8 @@ from contribkit.run.engine import (
     EngineConfig,
     LegResult,
     LegTask,
-    bootstrap_output,
     error_result,
+    reply_result,
     secrets_withheld,
 )
 
@@ -159,12 +159,7 @@ class SlurmEngine(Engine):
             return error_result(task, self.name, f"Slurm job {job.job_id} failed: {lines[0][:300]}")
         finally:  # what the leg printed is in the record now; the job's pickles go
             shutil.rmtree(self.folder / str(job.job_id), ignore_errors=True)
-        text = reply.output.decode("utf-8", "replace")
-        error = None if reply.returncode is not None else "the job killed the leg past its grace"
-        output = bootstrap_output(text, error, reply.duration_s, task.log_path)
-        return LegResult(
-            task.key, output, self.name, reply.worker, reply.sandbox, reply.sandbox_reason
-        )
+        return reply_result(task, self.name, reply, "the job")
 
     def _cancel(self, jobs: list[Any]) -> None:
         for job in jobs:

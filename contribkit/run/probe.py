@@ -7,7 +7,6 @@ imported there, so that a cached answer costs no more than reading it.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -17,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contribkit.core.cache import JsonCache
+from contribkit.core.cache import JsonCache, sha256_hex
 from contribkit.core.errors import BadInput
 
 PROBE_MARKER = "CONTRIBKIT_PROBE "
@@ -191,7 +190,7 @@ def cached_probe(
     python = resolve_python(python)  # an executable file's absolute path, or BadInput
     source = probe_source(script_name)
     # The probe's own text is part of the key: a contribkit upgrade that changes it re-probes.
-    script = hashlib.sha256(source.encode()).hexdigest()[:16]
+    script = sha256_hex(source)[:16]
     key = json.dumps([python, script_name, script, {k: os.environ.get(k) for k in PROBE_ENV_KEYS}])
     if cache is not None and not refresh:
         doc = cache.get(key)

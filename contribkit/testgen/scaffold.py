@@ -152,7 +152,22 @@ def _builder(
                 ws.python(), script, ws.settings.names("scrub_env"), from_settings(ws.settings)
             )
         gate = replace(judge(verdicts, request.force), force=request.force)
-        return partial(repro_spec, source, test_name, gate=gate)
+        checked: list[str] = []
+
+        def repro_test(generic: bool) -> MethodSpec:
+            if not checked:  # once, on the file-of-its-own rendering the check runs
+                from contribkit.core.sandbox import from_settings
+                from contribkit.testgen.selfcheck import self_check
+
+                alone = repro_spec(source, test_name, True, gate=gate)
+                scrub = ws.settings.names("scrub_env")
+                sandbox = from_settings(ws.settings)
+                checked.extend(self_check(alone, gate, ws.python(), scrub, sandbox) or [""])
+            spec = repro_spec(source, test_name, generic, gate=gate)
+            spec.notes += [note for note in checked if note]
+            return spec
+
+        return repro_test
     assert test_name is not None
     return partial(skeleton_spec, test_name, area or "tests")
 

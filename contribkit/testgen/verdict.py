@@ -59,6 +59,9 @@ class Gate:
     notes: list[str] = field(default_factory=list)
     oracle: str | None = None  # the oracle that decided the verdict the test is written from
     force: bool = False  # --force: a weaker test is written, with a note, instead of refused
+    # Whether the test must fail here (the repro REPRODUCED) or pass (it no longer does), as
+    # the self-check runs it; None: no outcome is expected here (a device is missing).
+    expect_failure: bool | None = None
 
 
 def missing_device(verdict: ReproVerdict) -> str | None:
@@ -150,6 +153,7 @@ def judge(verdicts: Verdicts, force: bool) -> Gate:
         return Gate(
             notes=[f"the repro REPRODUCED {where}: the test fails until the fix"],
             oracle=oracle_of(reproduced[0]),
+            expect_failure=True,
         )
     ran = [v for v in found if not missing_device(v)]
     devices = [d for d in map(missing_device, found) if d]
@@ -159,6 +163,7 @@ def judge(verdicts: Verdicts, force: bool) -> Gate:
         before = verdicts.reproduced_before
         return Gate(
             oracle=oracle_of(ran[0]),
+            expect_failure=False,
             notes=[
                 f"the repro REPRODUCED in run record {before}, and no longer {where}: the test "
                 "passes with the fix"

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -23,10 +24,19 @@ from contribkit.bench.record import (
     BenchResult,
     bench_for_head,
     markdown_table,
+    measured_on,
     parse_bench_record,
     write_bench_record,
 )
-from contribkit.bench.session import parse_devices, parse_target, unit_for
+from contribkit.bench.session import (
+    BenchRequest,
+    check_timer,
+    command_line,
+    load_note,
+    parse_devices,
+    parse_target,
+    unit_for,
+)
 from contribkit.bench.worktree import baseline_tree
 from contribkit.core.errors import BadInput
 from tests.conftest import RunCli, commit_files, git, make_fork
@@ -110,6 +120,27 @@ def test_targets_and_devices(tmp_path: Path) -> None:
         parse_devices("cpu,mps")
 
 
+def test_the_cpu_timer_is_for_cpu_devices_and_named_in_the_command() -> None:
+    check_timer("cpu", ("cpu",))
+    check_timer("wall", ("cpu", "cuda"))
+    with pytest.raises(BadInput, match="--timer cpu cannot time cuda"):
+        check_timer("cpu", ("cpu", "cuda"))
+    request = BenchRequest("f(x)", baseline="HEAD~1", timer="cpu")
+    assert command_line(request) == "contribkit bench 'f(x)' --baseline 'HEAD~1' --timer cpu"
+    assert "--timer" not in command_line(BenchRequest("f(x)"))
+
+
+def test_a_loaded_machine_suggests_the_cpu_timer_for_wall_times_of_cpu_work() -> None:
+    note = load_note("wall", ("cpu",), 9.34, 2)
+    assert note is not None
+    assert note.startswith("the machine was loaded (load average 9.3 on 2 CPUs): ")
+    assert note.endswith("--timer cpu counts only the CPU time the benchmark used")
+    assert load_note("wall", ("cpu",), 2.0, 2) is None  # every runnable process had a CPU
+    assert load_note("wall", ("cpu",), None, 2) is None  # no load average on this system
+    assert load_note("cpu", ("cpu",), 9.3, 2) is None  # already CPU time
+    assert load_note("wall", ("cpu", "cuda"), 9.3, 2) is None  # a GPU's time is wall time
+
+
 # -- the record --------------------------------------------------------------------------------
 def record_for(head: str, baseline: str | None = "HEAD~1 (abc1234)") -> BenchRecord:
     return BenchRecord(
@@ -149,15 +180,25 @@ def test_record_round_trip_and_table(tmp_path: Path) -> None:
     assert bench_for_head(tmp_path, head) == ((path, record), [])
     assert bench_for_head(tmp_path, "b" * 40) == (None, [])
     assert markdown_table(record) == (
-        "| benchmark | device | threads | baseline (us) | this PR (us) | ratio (99% CI) | verdict |\n"
+        "| benchmark | device | threads | baseline (us, wall time) | this PR (us, wall time) "
+        "| ratio (99% CI) | verdict |\n"
         "|---|---|---|---|---|---|---|\n"
         "| f(x) \\| g | cpu | 1 | 10 ± 0.5 | 15 ± 0.75 | 1.500x (1.450-1.560) | slower |"
     )
     alone = record_for(head, baseline=None)
     assert markdown_table(alone).splitlines()[0] == (
-        "| benchmark | device | threads | median (us) | IQR (us) |"
+        "| benchmark | device | threads | median (us, wall time) | IQR (us, wall time) |"
     )
+    assert measured_on(record)[3].startswith("timer: wall clock")
+    cpu = replace(record, timer="cpu")
+    assert parse_bench_record(json.loads(write_bench_record(tmp_path, cpu).read_text())) == cpu
+    assert "| baseline (us, CPU time) | this PR (us, CPU time) |" in markdown_table(cpu)
+    assert measured_on(cpu)[3].startswith("timer: CPU time of the measuring process, all its")
     data = json.loads(path.read_text())
+    del data["timer"]  # a record from before --timer was timed by the wall clock
+    assert parse_bench_record(data).timer == "wall"
+    with pytest.raises(ValueError, match="timer 'gpu', expected one of wall, cpu"):
+        parse_bench_record({**data, "timer": "gpu"})
     data["results"][0]["ratio"] = "fast"
     with pytest.raises(ValueError, match=r"results\[0\].ratio is not a number"):
         parse_bench_record(data)
@@ -215,6 +256,14 @@ def test_bad_options_are_one_line_errors(run_cli: RunCli, tmp_path: Path) -> Non
         ),
         ("f(",): "contribkit: error: the statement is not valid Python: '(' was never closed",
         ("f()", "--devices", "tpu"): "contribkit: error: --devices 'tpu': unknown device tpu\n",
+        ("f()", "--timer", "gpu"): (
+            "contribkit: error: Invalid value for '--timer': 'gpu' is not one of 'wall', 'cpu'.\n"
+            "hint: see 'contribkit bench --help'\n"
+        ),
+        ("f()", "--timer", "cpu", "--devices", "cpu,cuda"): (
+            "contribkit: error: --timer cpu cannot time cuda: the GPU's work is not this "
+            "process's CPU time\n"
+        ),
     }
     for args, first in cases.items():
         proc = run_cli("bench", *args, cwd=root)
@@ -335,6 +384,52 @@ def test_a_no_op_change_reads_no_significant_change(run_cli: RunCli, tmp_path: P
     assert git("worktree", "list", "--porcelain", cwd=root).count("worktree ") == 1
 
 
+# A slower commit that only computes more (1,000 times the additions, no sleep, no I/O): the
+# kind of slowdown CPU time sees, as wall time does.
+MORE_WORK = "def work():\n    return sum(range(50_000))\n"
+CPU_ARGS = ("slowmod.work()", "--setup", "import slowmod", "--baseline", "HEAD~1", "--blocks", "8")
+
+
+@pytest.mark.slow
+def test_the_cpu_timer_flags_more_work_and_names_itself(run_cli: RunCli, tmp_path: Path) -> None:
+    root = slow_repo(tmp_path, MORE_WORK)
+    proc = run_cli("bench", *CPU_ARGS, "--timer", "cpu", *FAST, cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[1].count(", CPU time)") == 2, lines[1]  # baseline (us, CPU time), this tree
+    row = next(line for line in lines if line.startswith("slowmod.work()"))
+    assert row.endswith("slower"), proc.stdout
+    assert any(line.startswith("SLOWER: slowmod.work() on cpu, ") for line in lines)
+    assert any(line.startswith("timer: CPU time of the measuring process") for line in lines)
+    assert not any("the machine was loaded" in line for line in lines)  # no wall times here
+    record = parse_bench_record(json.loads((root / lines[-1].split(": ")[1]).read_text()))
+    assert record.timer == "cpu" and record.command.endswith(" --timer cpu")
+    (result,) = record.results
+    assert result.ratio is not None and result.ratio > 1 and (result.low or 0) > 1
+    assert result.verdict == stats.SLOWER
+    assert git("worktree", "list", "--porcelain", cwd=root).count("worktree ") == 1
+
+
+@pytest.mark.slow
+def test_the_cpu_timer_reads_a_no_op_as_no_significant_change(
+    run_cli: RunCli, tmp_path: Path
+) -> None:
+    root = slow_repo(tmp_path, "# a comment changed\n" + WORK)
+    args = (*CPU_ARGS, "--timer", "cpu", *FAST)
+    data = bench_json(run_cli, root, *args)
+    assert data["timer"] == "cpu"
+    results = data["results"]
+    assert isinstance(results, list) and len(results) == 1
+    result = results[0]
+    if result["verdict"] != stats.SAME:
+        # 1 run in 100 by design at 99%; a second, independent one must not (1 in 10,000)
+        again = bench_json(run_cli, root, *args)["results"]
+        assert isinstance(again, list) and len(again) == 1
+        result = again[0]
+    assert result["verdict"] == stats.SAME, result
+    assert result["low"] <= 1 <= result["high"]
+
+
 @pytest.mark.slow
 def test_the_worktree_goes_after_ctrl_c(tmp_path: Path) -> None:
     root = slow_repo(tmp_path, "# v2\n" + WORK)
@@ -383,6 +478,20 @@ def test_a_file_of_benchmarks_gives_one_table(run_cli: RunCli, tmp_path: Path) -
     rows = [(r["name"], r["device"]) for r in data["results"]]  # type: ignore[attr-defined]
     assert rows == [("relu / 256", "cpu"), ("bench_work", "cpu"), ("test_add", "cpu")]
     assert data["dirty"] is True  # benches.py is not committed
+    # The CPU clock times the same benchmarks: a file's Timer is remade with it, labels kept
+    timed = bench_json(run_cli, root, "benches.py", "--blocks", "1", "--timer", "cpu", *FAST)
+    assert [(r["name"], r["device"]) for r in timed["results"]] == rows  # type: ignore[attr-defined]
+    assert timed["timer"] == "cpu"
+    cpp = root / "cpp.py"
+    cpp.write_text(
+        "from torch.utils.benchmark import Timer\n\nt = Timer('int x = 1;', language='c++')\n"
+    )
+    proc = run_cli("bench", str(cpp), "--blocks", "1", "--timer", "cpu", *FAST, cwd=root)
+    assert proc.returncode == 2, proc.stderr
+    assert (
+        "failed: cpu: ValueError: t is a C++ Timer, timed by its own wall clock: use --timer wall\n"
+        in proc.stderr
+    ), proc.stderr
     broken = root / "broken.py"
     broken.write_text("def bench_x(benchmark):\n    raise ValueError('no input')\n")
     proc = run_cli("bench", str(broken), "--blocks", "1", *FAST, cwd=root)

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from contribkit.core.termsafe import SafeStream, clean, clean_keeping_colour
+from contribkit.cli.output import say_lines
+from contribkit.core.termsafe import _BREAKS, _UNSAFE, SafeStream, clean, clean_keeping_colour
 from tests.conftest import RunCli
 
 CLEAR = "\x1b[2J\x1b[H"
@@ -120,3 +121,25 @@ def test_errors_quote_hostile_text_on_one_line(run_cli: RunCli, tmp_path: Path) 
     assert proc.returncode == 2
     assert "\x1b" not in proc.stderr
     assert [ln.split(":")[0] for ln in proc.stderr.splitlines()] == ["contribkit", "hint"]
+
+
+def test_lines_written_at_once_are_cleaned_one_by_one(capsys: pytest.CaptureFixture[str]) -> None:
+    """``say_lines`` writes a report in one write, but cleans each line on its own: a sequence
+    never ended in one line (an OSC runs to the end of its text) ends with that line, and does
+    not swallow the lines after it. No lines: nothing is written."""
+    say_lines([f"title:      a{TITLE[:-1]}", f"signature:  b{OSC52}", "next:       python x.py"])
+    assert capsys.readouterr().out == "title:      a\nsignature:  b\nnext:       python x.py\n"
+    say_lines([])
+    assert capsys.readouterr().out == ""
+
+
+def test_printable_text_passes_as_the_filter_would_pass_it() -> None:
+    """``clean`` returns printable text as it is, without running the filter: for every
+    character of the first planes' start (controls, C1, bidi marks, line and paragraph
+    separators, the BOM and the tag characters included) the answer is the filter's."""
+    extra = [0xFEFF, 0xFFF9, 0xFFFA, 0xFFFB, 0xE0001, 0xE007F, 0x110BD, 0x1D173]
+    for code in [*range(0x3000), *extra]:
+        text = f"a{chr(code)}b"
+        filtered = _UNSAFE.sub("", text)
+        assert clean(text) == filtered.replace("\r\n", "\n").replace("\r", "\n"), hex(code)
+        assert clean(text, single_line=True) == _BREAKS.sub(" ", filtered), hex(code)

@@ -186,3 +186,11 @@ def test_paths_are_literal_and_split_over_calls(
     assert (fork_repo / "torch" / "b.py").read_text() == "edited\n"
     with pytest.raises(gitcmd.GitError):
         gitcmd.git_on_paths("checkout", paths=["torch/a?.py"])  # no such file: not a pattern
+
+
+def test_a_missing_folder_is_not_called_a_missing_git(tmp_path: Path) -> None:
+    with pytest.raises(gitcmd.GitError, match="no such folder"):
+        gitcmd.git("status", cwd=tmp_path / "gone")
+    (tmp_path / "file").write_text("")
+    with pytest.raises(gitcmd.GitError, match="is not a folder"):
+        gitcmd.git("status", cwd=tmp_path / "file")

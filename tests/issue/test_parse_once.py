@@ -127,3 +127,15 @@ def test_the_evidence_reads_the_cut_body() -> None:
     far = build_spec(far_issue, far_parsed, "digest").evidence
     assert "crash" not in far.oracles and "path_unseen" not in far.runtime
     assert plan_repro(far_issue, far_parsed).summary.oracles == far.oracles
+
+
+def test_the_stated_oracle_facts_read_the_cut_body() -> None:
+    """Words past the cap ("it should raise") are not read: the runtime's ``wants_error`` (what
+    the no-error hint decides from) comes from the text the parser read, as the oracles do."""
+    tail = "It should raise an error for a float source, but it returns silently.\n"
+    near_issue = Issue(title="index_add_ accepts a float source", body=CODE + tail)
+    near = build_spec(near_issue, parse_issue(near_issue), "digest").evidence
+    assert near.runtime["expect_facts"]["wants_error"] is True
+    far_issue = Issue(title="index_add_ accepts a float source", body=_past_the_cap(CODE, tail))
+    far = build_spec(far_issue, parse_issue(far_issue), "digest").evidence
+    assert far.runtime["expect_facts"]["wants_error"] is False

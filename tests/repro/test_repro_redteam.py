@@ -7,6 +7,8 @@ run with the real CPU torch.
 
 from __future__ import annotations
 
+import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -289,3 +291,27 @@ def test_pytest_raises_is_the_issues_own_check(tmp_path: Path, call: str, expect
         """,
     )
     assert code == expected and "[assert]" in line, line
+
+
+# -- what a reader sees -------------------------------------------------------------------------
+
+
+def test_no_escape_sequence_or_bidi_mark_hides_a_line_of_the_written_files(
+    tmp_path: Path,
+) -> None:
+    """Escape sequences in the issue (a comment that clears the screen, a title that retitles the
+    window, a bidi override: "Trojan Source") are written as their escapes, so `cat repro.py`
+    shows every line; inside a string literal the escape means the same character."""
+    body = (
+        "Bug \x1b]0;pwned\x07 here, \u202eevil\u202c.\n\n```python\nimport os\n"
+        'MARK = "\x1b[31mred"\n'
+        "os.getcwd()  # \x1b[2K\x1b[1A hides the line above\rprint('shown')\n```\n"
+    )
+    script = script_for(tmp_path, issue(body, title="ones \x1b[5m blinks"))
+    for path in script.parent.iterdir():
+        text = path.read_text()
+        assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", text)
+    source = script.read_text()
+    assert "# \\x1b[2K\\x1b[1A hides the line above\nprint('shown')" in source
+    literals = [n.value for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Constant)]
+    assert "\x1b[31mred" in literals

@@ -82,3 +82,17 @@ def test_broken_interpreter_is_bad_input(tmp_path: Path) -> None:
     data.chmod(0o755)
     with pytest.raises(BadInput, match=r"could not run .*: Exec format error"):
         probe_torch(str(data), scrub=())
+
+
+@pytest.mark.parametrize("key", ["", '["/usr/bin/python3", "op_info.py"]', "é ✓ 中文"])
+def test_cache_names_are_hashlibs_sha256(tmp_path: Path, key: str) -> None:
+    """The cache hashes keys with CPython's built-in SHA-256 (hashlib would load OpenSSL on every
+    warm query): the digest, and so every document's file name, is hashlib's, so a cache written
+    before finds its documents still."""
+    import hashlib
+
+    from contribkit.core.cache import sha256_hex
+
+    assert sha256_hex(key) == hashlib.sha256(key.encode()).hexdigest()
+    path = JsonCache(tmp_path, "kind").path(key)
+    assert path.name == hashlib.sha256(key.encode()).hexdigest()[:32] + ".json"

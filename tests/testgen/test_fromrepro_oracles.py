@@ -19,6 +19,7 @@ import pytest
 
 from contribkit.core.errors import BadInput
 from contribkit.testgen.oracles import crash_body, literal, quoted_output_body, strip_runtime
+from contribkit.testgen.selfcheck import read_unittest
 from contribkit.testgen.tidy import as_assertions
 from tests.conftest import RunCli
 from tests.testgen.test_test_command import pytest_file, run_file
@@ -398,3 +399,42 @@ def test_an_expected_value_stated_in_prose_becomes_the_assertion() -> None:
     vague = "It should be `[True, True]` or `[False, True]`."
     with pytest.raises(BadInput, match="not the output it expects"):
         quoted_output_body(code, {"units": units}, "repro", expected_text=vague)
+
+
+# A floor division of a negative number by inf gives -1, not -0 (torch 2.13, CPU), in float64
+# too: the float64 reference shares the bug, so a test against it would pass while it is there.
+FLOOR_CODE = (
+    "import torch\n"
+    "a = torch.tensor(-2.5)\n"
+    "b = torch.tensor(float('inf'))\n"
+    "print(torch.div(a, b, rounding_mode='floor'))\n"
+)
+
+
+@pytest.mark.slow
+def test_a_test_that_does_not_see_the_bug_is_refused(fork_repo: Path, run_cli: RunCli) -> None:
+    body = "## 🐛 Describe the bug\n\n" + fence(FLOOR_CODE) + "It prints\n```\ntensor(-1.)\n```\n"
+    data = issue(9501, "div floor of a negative number by inf", body)
+    before = sorted(p for p in (fork_repo / "test").rglob("*"))
+    refused = make_test(fork_repo, run_cli, data)
+    assert refused.returncode == 2, refused.stderr
+    assert "the test passes here although the repro REPRODUCED" in refused.stderr
+    assert "hint: " in refused.stderr and "--force" in refused.stderr
+    assert sorted(p for p in (fork_repo / "test").rglob("*")) == before
+    out, path_arg = str(fork_repo / "repros" / "issue-9501"), "test/test_issue_9501.py"
+    forced = run_cli(
+        "test", "--from-repro", out, "--path", path_arg, "--json", "--force", cwd=fork_repo
+    )
+    path, summary = generated(forced, fork_repo)
+    assert any("written with --force: the test passes here" in n for n in summary["notes"])
+    assert run_file(path).returncode == 0  # what the note warns of
+
+
+def test_unittest_summaries_are_read() -> None:
+    ran = "....\n----------------------------------------------------------------------\n"
+    failed = read_unittest(ran + "Ran 2 tests in 0.1s\n\nFAILED (failures=1, skipped=1)\n", 1)
+    assert (failed.ran, failed.skipped, failed.failed, failed.decides) == (2, 1, True, True)
+    skipped = read_unittest(ran + "Ran 1 test in 0.0s\n\nOK (skipped=1)\n", 0)
+    assert (skipped.failed, skipped.decides) == (False, False)
+    broken = read_unittest("ModuleNotFoundError: No module named 'expecttest'\n", 1)
+    assert (broken.ran, broken.decides) == (0, False)

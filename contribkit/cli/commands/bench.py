@@ -16,6 +16,14 @@ EPILOG = """\b
 A change is 'slower' or 'faster' only when its whole confidence interval lies above or below
 1; otherwise it reads 'no significant change'. Exit 0 when it measured (whatever the verdict),
 2 when the statement, file or revision cannot be measured.
+
+\b
+The clock: wall (the default) is the time a user waits, as torch.utils.benchmark reports it;
+on a machine other processes load, it also counts the time a block waited for a CPU, and the
+interval widens. --timer cpu leaves that out: for CPU work that does not sleep or wait on I/O,
+locks or a GPU (those it does not count). It is the process's CPU time, all threads: with
+--threads N > 1, the threads' total, so spreading the same work over more threads reads as no
+change. --min-time then counts CPU seconds, which a loaded machine stretches in wall time.
 """
 
 
@@ -53,6 +61,15 @@ A change is 'slower' or 'faster' only when its whole confidence interval lies ab
     help="torch threads while timing (torch.utils.benchmark's num_threads).",
 )
 @click.option(
+    "--timer",
+    type=click.Choice(["wall", "cpu"]),
+    default="wall",
+    show_default=True,
+    help="wall: elapsed time (torch.utils.benchmark's clock, CUDA synchronised). cpu: the CPU "
+    "time of the measuring process, all its threads (time.process_time), which waiting for a "
+    "CPU on a loaded machine does not inflate; cpu devices only (see below).",
+)
+@click.option(
     "--blocks",
     type=click.IntRange(min=1),
     default=10,
@@ -79,6 +96,7 @@ def bench(
     python: str | None,
     devices: str,
     threads: int,
+    timer: str,
     blocks: int,
     min_time: float,
     as_json: bool,
@@ -100,6 +118,7 @@ def bench(
       contribkit bench 'f(x)' --setup 'from mypkg import f; x = torch.ones(64)' --baseline HEAD~1
       contribkit bench benchmarks/relu.py --baseline upstream/main --devices cpu,cuda
       contribkit bench 'x @ x' --setup 'x = torch.randn(512, 512)' --baseline-python ~/rel/bin/python
+      contribkit bench 'work()' --setup 'from mypkg import work' --baseline HEAD~1 --timer cpu
     """
     from contribkit.bench.session import BenchRequest, run_bench
 
@@ -111,6 +130,7 @@ def bench(
         python=python,
         devices=devices,
         threads=threads,
+        timer=timer,
         blocks=blocks,
         min_time=min_time,
     )
@@ -139,7 +159,7 @@ def progress_line(side: str, block: int, of: int, left: float | None) -> None:
 
 
 def show(outcome: BenchOutcome, as_json: bool) -> None:
-    from contribkit.bench.record import figure, measured_on, ratio_text
+    from contribkit.bench.record import figure, measured_on, ratio_text, time_unit
     from contribkit.cli.output import print_json, print_table
     from contribkit.core.termsafe import clean
     from contribkit.run.runner import relpath
@@ -149,7 +169,7 @@ def show(outcome: BenchOutcome, as_json: bool) -> None:
     if as_json:
         print_json({"record_path": shown, **record.as_dict()})
         return
-    unit = record.unit
+    unit = time_unit(record)
     columns = ["benchmark", "device", "threads"]
     if record.baseline is None:
         columns += [f"median ({unit})", f"IQR ({unit})"]

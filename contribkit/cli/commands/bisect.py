@@ -63,13 +63,7 @@ or only skipped commits are left, 2 on bad input, 130 on Ctrl-C. The branch is a
     default=None,
     help="Device the repro runs on (default: the repro's own).",
 )
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    metavar="S",
-    default=None,
-    help="Seconds before a step's repro is killed, which skips the commit (default: run.timeout).",
-)
+@options.timeout("a step's repro is killed, which skips the commit")
 @click.option(
     "--build-timeout",
     type=click.FloatRange(min=0, min_open=True),
@@ -77,7 +71,7 @@ or only skipped commits are left, 2 on bad input, 130 on Ctrl-C. The branch is a
     default=None,
     help="Seconds before a build is killed, which skips the commit (default: no limit).",
 )
-@click.option("--allow-network", is_flag=True, help="Let the repro use the network.")
+@options.allow_network("Let the repro")
 @click.option(
     "-n",
     "--dry-run",

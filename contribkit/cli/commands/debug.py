@@ -55,17 +55,8 @@ REASON_WIDTH = 110
     "script). Artefacts go beside it.",
 )
 @click.option("--run", "run_now", is_flag=True, help="Run it now and print a summary.")
-@click.option(
-    "--timeout",
-    type=float,
-    metavar="SECONDS",
-    help="With --run: stop a run after this long (default: the debug.timeout setting).",
-)
-@click.option(
-    "--allow-network",
-    is_flag=True,
-    help="With --run: let the script use the network (the sandbox cuts it off; see run.sandbox).",
-)
+@options.timeout("a --run is stopped", default="debug.timeout")
+@options.allow_network("With --run: let the script")
 @click.option(
     "--minify-after",
     type=click.Choice(["dynamo", "aot"]),

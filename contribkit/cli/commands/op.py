@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING
 import click
 
 from contribkit.cli import options
-from contribkit.cli.output import say
+from contribkit.cli.output import say_lines
 
 if TYPE_CHECKING:
     from contribkit.ops.findings import Trace
+    from contribkit.ops.grep import GrepReport
     from contribkit.ops.model import OpReport, Overload
     from contribkit.ops.newop import NewOpPlan
-    from contribkit.ops.resolve import GrepReport
 
 # The rows of the live dispatch table shown as text (--json has them all).
 SHOWN_KEYS = (
@@ -84,36 +84,39 @@ def op(
     from contribkit.cli.output import print_json
     from contribkit.ops.model import OpReport
     from contribkit.ops.report import OpRequest, run_op
-    from contribkit.ops.resolve import GrepReport
 
     request = OpRequest(name, grep, trace, new, output, force, dry_run, python)
     result = run_op(request)
     if as_json:
         print_json(result.as_dict())
     elif isinstance(result, OpReport):
-        print_report(result)
-    elif isinstance(result, GrepReport):
-        print_grep(result)
-    else:
-        print_new(result)
+        say_lines(report_lines(result))
+    else:  # --grep or --new: a query by name does not import their types
+        from contribkit.ops.grep import GrepReport
+
+        say_lines(grep_lines(result) if isinstance(result, GrepReport) else new_lines(result))
     return 0
 
 
-def print_report(report: OpReport) -> None:
+def report_lines(report: OpReport) -> list[str]:
+    """What ``op NAME`` prints, one string a line: written at once (say_lines)."""
+    lines: list[str] = []
+    add = lines.append
     source = report.source
     torch = f", torch {report.torch_version}" if report.torch_version else ""
-    say(f"{report.family}: {len(report.overloads)} overload(s){torch}")
-    say(f"source:   {source.kind} {source.native_functions} (index {source.index})")
+    add(f"{report.family}: {len(report.overloads)} overload(s){torch}")
+    add(f"source:   {source.kind} {source.native_functions} (index {source.index})")
     if report.opinfo is not None:
-        say(f"OpInfo:   {', '.join(report.opinfo) or 'none (no op_db entry covers it)'}")
+        add(f"OpInfo:   {', '.join(report.opinfo) or 'none (no op_db entry covers it)'}")
     for overload in report.overloads:
-        print_overload(overload)
+        lines += overload_lines(overload)
     if report.checkout is not None:
-        print_checkout(report)
+        lines += checkout_lines(report)
     if report.trace is not None:
-        print_trace(report.trace)
+        lines += trace_lines(report.trace)
     for note in report.notes:
-        say(f"note:     {note}")
+        add(f"note:     {note}")
+    return lines
 
 
 def _dispatch_lines(overload: Overload) -> list[str]:
@@ -132,87 +135,101 @@ def _dispatch_lines(overload: Overload) -> list[str]:
     return lines
 
 
-def print_overload(overload: Overload) -> None:
+def overload_lines(overload: Overload) -> list[str]:
+    lines: list[str] = []
+    add = lines.append
     entry = overload.entry
-    say("")
-    say(f"{entry.schema}    (native_functions.yaml:{entry.line})")
-    say(f"  python:     {', '.join(overload.python) or '(not public)'}")
-    say(f"  variants:   {', '.join(entry.variants)}")
+    add("")
+    add(f"{entry.schema}    (native_functions.yaml:{entry.line})")
+    add(f"  python:     {', '.join(overload.python) or '(not public)'}")
+    add(f"  variants:   {', '.join(entry.variants)}")
     if entry.structured:
-        say("  structured: True (TORCH_META_FUNC and TORCH_IMPL_FUNC)")
+        add("  structured: True (TORCH_META_FUNC and TORCH_IMPL_FUNC)")
     for i, line in enumerate(_dispatch_lines(overload)):
-        say(f"  {'dispatch:' if i == 0 else '':<11} {line}")
+        add(f"  {'dispatch:' if i == 0 else '':<11} {line}")
     if entry.tags or entry.autogen:
-        say(f"  tags:       {', '.join(entry.tags) or '-'}")
+        add(f"  tags:       {', '.join(entry.tags) or '-'}")
     if entry.autogen:
-        say(f"  autogen:    {', '.join(entry.autogen)}")
+        add(f"  autogen:    {', '.join(entry.autogen)}")
     derivative = overload.derivative
     if derivative is None:
-        say("  derivative: none in derivatives.yaml")
+        add("  derivative: none in derivatives.yaml")
     else:
         own = "" if derivative.name == entry.name else f" of {derivative.name}"
-        say(f"  derivative{own}: (derivatives.yaml:{derivative.line})")
+        add(f"  derivative{own}: (derivatives.yaml:{derivative.line})")
         for formula in derivative.formulas:
-            say(f"    {formula.input}: {formula.formula}")
+            add(f"    {formula.input}: {formula.formula}")
         if derivative.forward:
-            say(f"    forward (result): {derivative.forward}")
+            add(f"    forward (result): {derivative.forward}")
     if overload.decomposition is not None:
-        say(f"  decomposition: {', '.join(overload.decomposition) or 'none'}")
+        add(f"  decomposition: {', '.join(overload.decomposition) or 'none'}")
     if overload.inductor is not None:
-        say(f"  inductor:   {overload.inductor}")
+        add(f"  inductor:   {overload.inductor}")
+    return lines
 
 
-def print_checkout(report: OpReport) -> None:
+def checkout_lines(report: OpReport) -> list[str]:
+    lines: list[str] = []
+    add = lines.append
     findings = report.checkout
     assert findings is not None
-    say("")
-    say("kernels:")
+    add("")
+    add("kernels:")
     for site in findings.kernels or []:
-        say(f"  {site.kind:<18} {site.path}:{site.line}  {site.text}")
+        add(f"  {site.kind:<18} {site.path}:{site.line}  {site.text}")
     if not findings.kernels:
-        say("  (none found under aten/src/ATen/native)")
+        add("  (none found under aten/src/ATen/native)")
     shown = len(findings.tests)
-    say(f"tests:    {findings.test_files_total} file(s) under test/ mention it")
+    add(f"tests:    {findings.test_files_total} file(s) under test/ mention it")
     for test in findings.tests:
-        say(f"  {test.path}  ({test.mentions})")
+        add(f"  {test.path}  ({test.mentions})")
     if findings.test_files_total > shown:
-        say(f"  … and {findings.test_files_total - shown} more (--json lists the top {shown})")
+        add(f"  … and {findings.test_files_total - shown} more (--json lists the top {shown})")
+    return lines
 
 
-def print_trace(trace: Trace) -> None:
-    say("")
-    say(f"trace of {trace.overload} (the dispatch table torch computed):")
+def trace_lines(trace: Trace) -> list[str]:
+    lines: list[str] = []
+    add = lines.append
+    add("")
+    add(f"trace of {trace.overload} (the dispatch table torch computed):")
     if trace.sample:
-        say(f"  sample:  {trace.sample}")
+        add(f"  sample:  {trace.sample}")
     if trace.input_keys:
-        say(f"  keys:    {', '.join(trace.input_keys)} (the sample's first tensor)")
+        add(f"  keys:    {', '.join(trace.input_keys)} (the sample's first tensor)")
     for i, row in enumerate(trace.path):
-        say(f"  {'path:' if i == 0 else '':<8} {row.key} -> {row.kind} ({row.kernel})")
-    say(f"  ran:     {', '.join(trace.ops_run) or '(nothing reached the Python key)'}")
+        add(f"  {'path:' if i == 0 else '':<8} {row.key} -> {row.kind} ({row.kernel})")
+    add(f"  ran:     {', '.join(trace.ops_run) or '(nothing reached the Python key)'}")
     if trace.error:
-        say(f"  error:   {trace.error}")
-    say("  table:")
+        add(f"  error:   {trace.error}")
+    add("  table:")
     for row in trace.table:
         if row.key in SHOWN_KEYS:
-            say(f"    {row.key:<26} {row.kind:<22} {row.kernel}")
+            add(f"    {row.key:<26} {row.kind:<22} {row.kernel}")
+    return lines
 
 
-def print_grep(report: GrepReport) -> None:
-    for match in report.matches:
-        say(f"{match.family:<32} {', '.join(match.overloads)}")
-    say(f"{len(report.matches)} operator(s) match '{report.pattern}' ({report.source.kind})")
+def grep_lines(report: GrepReport) -> list[str]:
+    lines = [f"{match.family:<32} {', '.join(match.overloads)}" for match in report.matches]
+    lines.append(
+        f"{len(report.matches)} operator(s) match '{report.pattern}' ({report.source.kind})"
+    )
+    return lines
 
 
-def print_new(plan: NewOpPlan) -> None:
+def new_lines(plan: NewOpPlan) -> list[str]:
+    lines: list[str] = []
+    add = lines.append
     if plan.written is None:
         for skeleton in plan.skeletons:
-            say(f"==> {skeleton.path} ({skeleton.action}): {skeleton.what}")
-            say(skeleton.content)
-        say(f"nothing written; -o DIR writes these {len(plan.skeletons)} skeletons there")
-        return
+            add(f"==> {skeleton.path} ({skeleton.action}): {skeleton.what}")
+            add(skeleton.content)
+        add(f"nothing written; -o DIR writes these {len(plan.skeletons)} skeletons there")
+        return lines
     verb = "would write" if plan.dry_run else "wrote"
-    say(f"{verb} the skeletons of {plan.name} under {plan.output}/:")
+    add(f"{verb} the skeletons of {plan.name} under {plan.output}/:")
     for path, action in plan.written.items():
-        say(f"  {path}" + (f"  ({action})" if plan.dry_run else ""))
+        add(f"  {path}" + (f"  ({action})" if plan.dry_run else ""))
     if plan.dry_run and "exists" in plan.written.values():
-        say("note: existing files would be refused; pass --force to overwrite")
+        add("note: existing files would be refused; pass --force to overwrite")
+    return lines

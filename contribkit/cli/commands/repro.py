@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from contribkit.cli import options
-from contribkit.cli.output import say
+from contribkit.cli.output import say_lines
 from contribkit.core.errors import warn
 from contribkit.core.termsafe import clean
 from contribkit.repro.expect import describe
@@ -161,27 +161,27 @@ def print_summary(result: ReproResult) -> None:
     summary, actions, dry_run = result.plan.summary, result.actions or {}, result.dry_run
     verb = "would write" if dry_run else "wrote"
     title = clean(summary.title, single_line=True)  # the issue's: no escapes, no forged lines
-    say(f"{verb} {result.shown}/ for {summary.issue}: {title}")
+    lines = [f"{verb} {result.shown}/ for {summary.issue}: {title}"]
     for path, action in actions.items():
-        say(f"  {Path(path).name:<10} {action}" if dry_run else f"  {Path(path).name}")
-    say(f"source:     {result.source}")
-    say(f"kind:       {summary.kind}")
-    say(f"signature:  {clean(summary.signature or '(none found)', single_line=True)}")
+        lines.append(f"  {Path(path).name:<10} {action}" if dry_run else f"  {Path(path).name}")
+    lines.append(f"source:     {result.source}")
+    lines.append(f"kind:       {summary.kind}")
+    lines.append(f"signature:  {clean(summary.signature or '(none found)', single_line=True)}")
     rewrite = " (CUDA uses rewritten to --device)" if summary.device_rewrite else ""
-    say(f"devices:    {', '.join(summary.devices_needed)}{rewrite}")
-    say(f"code:       {summary.code_lines} line(s) from {summary.code_source or '(none)'}")
+    lines.append(f"devices:    {', '.join(summary.devices_needed)}{rewrite}")
+    lines.append(f"code:       {summary.code_lines} line(s) from {summary.code_source or '(none)'}")
     for edit in summary.edits:
-        say(f"edit:       {edit}")
+        lines.append(f"edit:       {edit}")
     if summary.expect:
-        say(f"oracle:     {clean(describe(summary.expect), single_line=True)}")
+        lines.append(f"oracle:     {clean(describe(summary.expect), single_line=True)}")
     for name, why in zip(summary.oracles, summary.oracles_why, strict=False):
-        say(f"oracle:     {name}: {why}")
+        lines.append(f"oracle:     {name}: {why}")
     if not summary.oracles and not summary.expect:
-        say("oracle:     none: the verdict stays CANNOT_RUN until the issue gives one")
+        lines.append("oracle:     none: the verdict stays CANNOT_RUN until the issue gives one")
     for item in summary.to_add:
-        say(f"to add:     {item}")
-    for message in result.warnings:
-        say(f"warning:    {clean(message, single_line=True)}")
+        lines.append(f"to add:     {item}")
+    lines += (f"warning:    {clean(message, single_line=True)}" for message in result.warnings)
     if dry_run and "exists" in actions.values():
-        say("note:       existing files would be refused; pass --force to overwrite")
-    say(f"next:       {result.next_command}")
+        lines.append("note:       existing files would be refused; pass --force to overwrite")
+    lines.append(f"next:       {result.next_command}")
+    say_lines(lines)  # at once: an issue of thousands of blocks gives thousands of warnings

@@ -24,37 +24,13 @@ and 1 when every cell was skipped or not available (nothing was checked).
 
 @click.command(epilog=EPILOG)
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option(
-    "--devices",
-    metavar="LIST",
-    default=None,
-    help="Comma-separated devices: cpu, cuda, mps (default: run.devices, i.e. cpu,cuda). "
-    "An absent device gives NOT_AVAILABLE cells.",
+@options.devices("An absent device gives NOT_AVAILABLE cells.")
+@options.pythons(
+    "Interpreter to run with; repeat it for one column group per interpreter "
+    "(default: the python setting, else the one running contribkit)."
 )
-@click.option(
-    "--python",
-    "pythons",
-    multiple=True,
-    metavar="PATH",
-    help="Interpreter to run with; repeat it for one column group per interpreter "
-    "(default: the python setting, else the one running contribkit).",
-)
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    metavar="S",
-    default=None,
-    help="Seconds before a leg is killed with its whole process group (default: run.timeout).",
-)
-@click.option(
-    "-j",
-    "--jobs",
-    type=click.IntRange(min=1),
-    metavar="N",
-    default=None,
-    help="CPU legs at once (default: run.jobs, else min(4, CPUs)); CUDA legs run one per GPU. "
-    "With --engine ray|slurm: legs in flight (default: ray.max_parallel, slurm.max_parallel).",
-)
+@options.timeout("a leg is killed with its whole process group")
+@options.jobs
 @click.option(
     "--require",
     multiple=True,
@@ -92,11 +68,7 @@ and 1 when every cell was skipped or not available (nothing was checked).
     default=None,
     help="Also write the matrix as JUnit XML to FILE (replaced each run, as pytest's --junitxml).",
 )
-@click.option(
-    "--allow-network",
-    is_flag=True,
-    help="Let the legs use the network (the sandbox cuts it off; see run.sandbox).",
-)
+@options.allow_network("Let the legs")
 @click.option("--last", is_flag=True, help="Show the latest record instead of running.")
 @options.json_output
 @options.verbose

@@ -33,13 +33,7 @@ Exit 0 when at least one cell gave a verdict, 1 when none did, 2 on bad input.
     help="Also the repros of the issues listed in FILE ('-': stdin): numbers, #N, URLs, or "
     "`gh issue list` output (text or --json number); each is repros/issue-N.",
 )
-@click.option(
-    "--python",
-    "pythons",
-    multiple=True,
-    metavar="PATH",
-    help="An interpreter to try; repeatable (default: the python setting).",
-)
+@options.pythons("An interpreter to try; repeatable (default: the python setting).")
 @click.option(
     "--venvs-dir",
     type=click.Path(path_type=Path, file_okay=False),
@@ -47,28 +41,10 @@ Exit 0 when at least one cell gave a verdict, 1 when none did, 2 on bad input.
     default=None,
     help="Also every virtual environment in DIR (DIR/*/bin/python), one per torch version.",
 )
-@click.option(
-    "--devices",
-    metavar="LIST",
-    default=None,
-    help="Comma-separated devices: cpu, cuda, mps (default: run.devices, i.e. cpu,cuda).",
-)
-@click.option(
-    "-j",
-    "--jobs",
-    type=click.IntRange(min=1),
-    metavar="N",
-    default=None,
-    help="CPU legs at once (default: run.jobs, else min(4, CPUs)); CUDA legs run one per GPU.",
-)
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    metavar="S",
-    default=None,
-    help="Seconds before a leg is killed (default: run.timeout).",
-)
-@click.option("--allow-network", is_flag=True, help="Let the legs use the network.")
+@options.devices()
+@options.jobs
+@options.timeout("a leg is killed with its whole process group")
+@options.allow_network("Let the legs")
 @options.cuda_host
 @options.cuda_python
 @options.engine

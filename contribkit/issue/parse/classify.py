@@ -88,15 +88,16 @@ def classify(content: str, tag: str) -> list[Piece]:
     lines = content.split("\n")
     while lines and not lines[-1].strip():
         lines.pop()
-    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    first = _first_filled(lines)
     if first is None:
         return []
-    lines = textwrap.dedent("\n".join(lines[first:])).split("\n")
-    text = "\n".join(lines)
+    lines, text = _dedented(lines[first:])
     if is_collect_env(lines):
         return [Piece("collect_env", first, text)]
-    ipython = any(_IPYTHON_INPUT.match(line) for line in lines)  # `In [1]: x = 1` parses
-    if has_prompts(lines) and (ipython or parse_python(text) is None):
+    if has_prompts(lines) and (
+        any(_IPYTHON_INPUT.match(line) for line in lines)  # `In [1]: x = 1` parses
+        or parse_python(text) is None
+    ):
         return [_shifted(p, first) for p in repl_pieces(lines)]
     error = error_start(lines)
     if error is not None:
@@ -118,6 +119,24 @@ def classify(content: str, tag: str) -> list[Piece]:
     return pieces
 
 
+def _first_filled(lines: list[str]) -> int | None:
+    """The index of the first line that is not blank, or None."""
+    if lines and lines[0].strip():  # the usual case, without a generator
+        return 0
+    return next((i for i, line in enumerate(lines) if line.strip()), None)
+
+
+def _dedented(lines: list[str]) -> tuple[list[str], str]:
+    """``lines`` dedented, and their text. Lines that all start with neither a space nor a tab
+    are dedented already (most blocks: ``x = 1``, ``v7``): joined, not run through textwrap,
+    which would give the same text back."""
+    text = "\n".join(lines)
+    if not any(line.startswith((" ", "\t")) for line in lines):
+        return lines, text
+    text = textwrap.dedent(text)
+    return text.split("\n"), text
+
+
 def _shifted(piece: Piece, by: int) -> Piece:
     return Piece(piece.kind, piece.offset + by, piece.text)
 
@@ -129,7 +148,8 @@ def _plain_kind(lines: list[str], tag: str, dedented: str | None = None) -> str:
     if tag in _SHELL_TAGS:
         return "output" if is_printed_output(text) else "shell"
     tree = parse_python(text)
-    first = next((line for line in lines if line.strip()), "")
+    at = _first_filled(lines)
+    first = "" if at is None else lines[at]
     if _SHELL_LINE.match(first) and (first.lstrip().startswith("$") or tree is None):
         return "shell"
     if tag in _PYTHON_TAGS:

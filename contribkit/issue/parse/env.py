@@ -53,7 +53,10 @@ _NO_VALUE = frozenset({"", "could not collect", "n/a", "na", "none", "-", "no cu
 
 
 def is_collect_env(lines: list[str]) -> bool:
-    return sum(1 for line in lines if line.lstrip().startswith(_COLLECT_ENV_KEYS)) >= 2
+    """Two lines or more start with collect_env's keys (a one-line text never does)."""
+    return len(lines) >= 2 and (
+        sum(1 for line in lines if line.lstrip().startswith(_COLLECT_ENV_KEYS)) >= 2
+    )
 
 
 def reporter_env(scans: Iterable[Scan]) -> ReporterEnv | None:

@@ -153,6 +153,8 @@ class _Reader:
         self.scan.blocks.sort(key=lambda b: b.code.line)
 
     def _role_at(self, line: int) -> str:
+        if not self.folds:
+            return self.section_role
         inner = [f for f in self.folds if f.start <= line <= f.end and f.label]
         if inner:
             role = _role(max(inner, key=lambda f: f.start).label)
@@ -226,9 +228,7 @@ class _Reader:
             self._add(CodeBlock(piece.kind, piece.text, info.strip(), self.scan.source, line), role)
 
     def _add(self, code: CodeBlock, role: str) -> None:
-        after_workaround = bool(_WORKAROUND.search(self.last_prose))
-        lead = self.last_prose.strip().rsplit("\n", 1)[-1]
-        expected = bool(_EXPECTED_LEAD.search(lead)) and lead.rstrip().endswith(":")
+        after_workaround, expected = _lead_facts(self.last_prose)
         self.scan.blocks.append(Block(code, role, self.section, after_workaround, expected))
 
     def _read_unfenced_code(self) -> None:
@@ -271,6 +271,15 @@ class _Reader:
         return [prose.line + 1] if any(p.kind == "repl" for p in pieces) else []
 
 
+@functools.lru_cache(maxsize=8)  # the blocks under one prose ask in a row; prose can be long
+def _lead_facts(prose: str) -> tuple[bool, bool]:
+    """What the prose before a block says of it: a workaround, and the expected result ("Expected
+    output:"). Asked once a block, of the same prose for every block under it: kept."""
+    lead = prose.strip().rsplit("\n", 1)[-1]
+    expected = bool(_EXPECTED_LEAD.search(lead)) and lead.rstrip().endswith(":")
+    return bool(_WORKAROUND.search(prose)), expected
+
+
 def _inline_text(token: Token) -> str:
     parts: list[str] = []
     for child in token.children or []:
@@ -298,6 +307,7 @@ def _role(title: str) -> str:
     return "other"
 
 
+@functools.lru_cache(maxsize=256)
 def _tag(info: str) -> str:
     """The language of a fence's info string: "```{.python title=x}" -> "python"."""
     words = info.strip().lstrip("{").split()

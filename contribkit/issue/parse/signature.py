@@ -54,7 +54,9 @@ _HEDGE = re.compile(
 
 
 def _strip_log(line: str) -> str:
-    return _LOG_PREFIX.sub("", line).rstrip()
+    if line.startswith(("[", "E")):  # the only starts _LOG_PREFIX matches: most lines skip it
+        line = _LOG_PREFIX.sub("", line)
+    return line.rstrip()
 
 
 def is_header(line: str) -> bool:
@@ -85,20 +87,20 @@ def _failure_line(line: str) -> bool:
 
 def error_start(lines: list[str]) -> int | None:
     """Where a block's traceback starts: its header, else the frames above its final error."""
-    for number, line in enumerate(lines):
-        if is_header(line):
-            return number
-    filled = [n for n, line in enumerate(lines) if line.strip()]
-    if not filled:
+    if any(_TRACEBACK_HEADER in line for line in lines):  # a header line holds it, prefix or not
+        for number, line in enumerate(lines):
+            if is_header(line):
+                return number
+    last = next((n for n in range(len(lines) - 1, -1, -1) if lines[n].strip()), None)
+    if last is None:
         return None
-    last = filled[-1]
     if not _failure_line(lines[last]):
         if parse_python("\n".join(lines)) is not None:
             return None
-        failures = [n for n in filled if _failure_line(lines[n])]
-        if not failures:
+        # the last failure line above it (a failure line is never blank)
+        last = next((n for n in range(last - 1, -1, -1) if _failure_line(lines[n])), None)
+        if last is None:
             return None
-        last = failures[-1]
     start = last
     number = last
     while number > 0 and _frame_part(lines[number - 1]):

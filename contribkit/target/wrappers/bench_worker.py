@@ -2,10 +2,13 @@
 # Read as text and run as ``python -c SOURCE SPEC_JSON``; never imported by contribkit.
 #
 # SPEC_JSON: {"stmt": str | None, "setup": str, "file": str | None, "devices": [str],
-#             "threads": int, "min_run_time": float}
+#             "threads": int, "min_run_time": float, "timer": "wall" | "cpu"}
 # The tree under test is first on PYTHONPATH, set by contribkit.
 # It prints one line "CONTRIBKIT_BENCH {json}" with the environment and, per benchmark and
 # device, the times of one ``Timer.blocked_autorange`` (torch synchronises CUDA there).
+# timer "wall" keeps torch.utils.benchmark's own clock (wall time, the accelerator synchronised);
+# "cpu" is time.process_time: the CPU time of every thread of this process, which time spent
+# waiting for a CPU (other processes' load), sleeping or blocked does not count.
 import json
 import os
 import platform
@@ -51,7 +54,39 @@ class Fixture:
         return self(fn, *args, **(kwargs or {}))
 
 
-def file_timers(path: str, device: str, threads: int) -> "list[tuple[str, Any]]":
+def clock(name: str) -> "Callable[[], float] | None":
+    """The timer= for torch.utils.benchmark's Timer: None keeps its default (wall)."""
+    import time
+
+    return time.process_time if name == "cpu" else None
+
+
+def with_clock(name: str, timer: Any, clock_fn: "Callable[[], float] | None") -> Any:
+    """``timer`` (a file's Timer object) timed by ``clock_fn``: the same statement, setup,
+    globals, labels and threads in a new Timer (a Timer fixes its clock when made)."""
+    from torch.utils.benchmark import Timer
+
+    if clock_fn is None:
+        return timer
+    if timer._language.name != "PYTHON":  # C++ code runs in its own timeit loop
+        raise ValueError(f"{name} is a C++ Timer, timed by its own wall clock: use --timer wall")
+    task = timer._task_spec
+    return Timer(
+        stmt=task.stmt,
+        setup=task.setup,
+        timer=clock_fn,
+        globals=timer._globals,
+        label=task.label,
+        sub_label=task.sub_label,
+        description=task.description,
+        env=task.env,
+        num_threads=task.num_threads,
+    )
+
+
+def file_timers(
+    path: str, device: str, threads: int, clock_fn: "Callable[[], float] | None"
+) -> "list[tuple[str, Any]]":
     """The benchmarks of a file: module-level ``Timer`` objects, and functions named
     ``bench_*``/``test_*`` that take a ``benchmark`` argument (pytest-benchmark style)."""
     import inspect
@@ -59,6 +94,7 @@ def file_timers(path: str, device: str, threads: int) -> "list[tuple[str, Any]]"
 
     from torch.utils.benchmark import Timer
 
+    timed: dict[str, Any] = {"timer": clock_fn} if clock_fn is not None else {}
     os.environ["CONTRIBKIT_DEVICE"] = device
     namespace = runpy.run_path(path, run_name="__contribkit_bench__")
     found: list[tuple[str, Any]] = []
@@ -66,7 +102,8 @@ def file_timers(path: str, device: str, threads: int) -> "list[tuple[str, Any]]"
         if isinstance(value, Timer):
             task = value._task_spec
             parts = [str(p) for p in (task.label, task.sub_label, task.description) if p]
-            found.append((" / ".join(parts) or name, value))
+            label = " / ".join(parts) or name
+            found.append((label, with_clock(label, value, clock_fn)))
         elif callable(value) and (name.startswith("bench_") or name.startswith("test_")):
             try:
                 params = inspect.signature(value).parameters
@@ -85,12 +122,22 @@ def file_timers(path: str, device: str, threads: int) -> "list[tuple[str, Any]]"
             if fixture.target is None:
                 raise ValueError(f"{name} never called benchmark(...)")
             found.append(
-                (name, Timer("target()", globals={"target": fixture.target}, num_threads=threads))
+                (
+                    name,
+                    Timer(
+                        "target()",
+                        globals={"target": fixture.target},
+                        num_threads=threads,
+                        **timed,
+                    ),
+                )
             )
     return found
 
 
-def statement_timer(spec: "dict[str, Any]", device: str) -> Any:
+def statement_timer(
+    spec: "dict[str, Any]", device: str, clock_fn: "Callable[[], float] | None"
+) -> Any:
     import torch
     from torch.utils.benchmark import Timer
 
@@ -99,6 +146,7 @@ def statement_timer(spec: "dict[str, Any]", device: str) -> Any:
         setup=spec.get("setup") or "pass",
         globals={"torch": torch, "device": torch.device(device)},
         num_threads=int(spec["threads"]),
+        **({"timer": clock_fn} if clock_fn is not None else {}),
     )
 
 
@@ -130,15 +178,16 @@ def main() -> None:
         "python_version": platform.python_version(),
     }
     results = []
+    clock_fn = clock(str(spec.get("timer") or "wall"))
     for device in spec["devices"]:
         if device == "cuda" and not torch.cuda.is_available():
             emit({"error": "cuda: torch.cuda.is_available() is False here", **env})
             sys.exit(3)
         try:
             if spec.get("file"):
-                timers = file_timers(spec["file"], device, int(spec["threads"]))
+                timers = file_timers(spec["file"], device, int(spec["threads"]), clock_fn)
             else:
-                timers = [(spec["stmt"], statement_timer(spec, device))]
+                timers = [(spec["stmt"], statement_timer(spec, device, clock_fn))]
             for name, timer in timers:
                 # Warm-up, untimed: lazy initialisation, caches, and a GPU's clocks, which
                 # idle while the process imports torch.
