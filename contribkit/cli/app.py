@@ -16,8 +16,7 @@ from typing import Any
 import click
 
 from contribkit import __version__
-from contribkit.core.errors import ContribkitError, ExitCode, Terminated, print_error
-from contribkit.core.fsutil import DISK_FULL
+from contribkit.core.errors import DISK_FULL, ContribkitError, ExitCode, Terminated, print_error
 from contribkit.core.termsafe import guard_streams
 
 # name -> (module, attribute, one-line help). The help lives here so --help needs no imports.

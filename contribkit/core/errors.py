@@ -6,10 +6,14 @@ Every expected failure raises a :class:`ContribkitError`; ``cli.main`` prints it
 
 from __future__ import annotations
 
+import errno
 import sys
 from enum import IntEnum
 
 from contribkit.core.termsafe import clean
+
+# The errors of a write that found no room: no space, over the quota, past the file size limit.
+DISK_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
 
 class ExitCode(IntEnum):

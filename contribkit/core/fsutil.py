@@ -9,12 +9,10 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
-from contribkit.core.errors import BadInput, ContribkitError, ExitCode
+from contribkit.core.errors import DISK_FULL, BadInput, ContribkitError, ExitCode
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-
-DISK_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
 
 class WriteFailed(ContribkitError):

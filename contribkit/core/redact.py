@@ -21,7 +21,6 @@ import re
 import sys
 import threading
 from collections.abc import Iterable, Iterator, Mapping
-from pathlib import Path
 from typing import Any, Protocol, TextIO, TypeVar, cast
 
 from contribkit.target.reprosecrets import SECRET_NAMES
@@ -120,7 +119,8 @@ _known: dict[object, frozenset[str]] = {}  # the last answer of known_secrets, b
 @functools.lru_cache(maxsize=8)
 def _secrets_in(path: str, stamp: int, pattern: re.Pattern[str]) -> tuple[str, ...]:
     try:
-        text = Path(path).read_text(encoding="utf-8", errors="replace")
+        with open(path, encoding="utf-8", errors="replace") as fh:  # no pathlib: --help loads this
+            text = fh.read()
     except OSError:
         return ()
     return tuple(str(v) for v in pattern.findall(text))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -114,7 +113,12 @@ def checkout_root(root: Path | None) -> Path | None:
 def resolve_python(name: str) -> str:
     """An interpreter given as a path or a command name, as an absolute path; BadInput when it is
     not an executable file (the one check of ``--python`` and the ``python`` setting)."""
-    found = name if os.sep in name else shutil.which(name)
+    if os.sep in name:
+        found: str | None = name
+    else:
+        import shutil  # here: a warm query that names no interpreter loads no shutil
+
+        found = shutil.which(name)
     if not found or not Path(found).is_file():
         raise BadInput(f"interpreter '{name}' not found", hint="pass a path to a python executable")
     if not os.access(found, os.X_OK):
