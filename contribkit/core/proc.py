@@ -25,6 +25,7 @@ from contribkit.core import redact
 from contribkit.core.fsutil import open_new
 from contribkit.core.redact import SECRET_PATTERNS as SECRET_PATTERNS
 from contribkit.core.redact import is_secret as is_secret
+from contribkit.target.reproconfine import descendants
 
 
 class Confining(Protocol):
@@ -108,33 +109,6 @@ def _raise_write_failed(exc: OSError, log_path: Path | None) -> None:
         f"cannot write the log {log_path}: {exc.strerror or exc}; its child was stopped",
         hint="free some space (or raise the quota or file size limit), then run it again",
     ) from exc
-
-
-def descendants(pids: Iterable[int]) -> list[int]:
-    """Every process below ``pids`` (parent links read from Linux's /proc; none elsewhere)."""
-    children: dict[int, list[int]] = {}
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return []
-    for name in names:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as fh:
-                stat = fh.read()
-            # "pid (comm) state ppid …": comm may hold spaces and parentheses
-            ppid = int(stat.rsplit(b")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        children.setdefault(ppid, []).append(int(name))
-    found: list[int] = []
-    todo = list(pids)
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
 
 
 def kill_running() -> int:

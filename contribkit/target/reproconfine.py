@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, Iterable, List, Optional, Tuple
 
 # contribkit:judge-import (the runtime module holds the other files' text above instead)
 from contribkit.target.reprosecrets import SECRET_NAMES
@@ -182,8 +182,9 @@ def _prctl(option: int, value: int) -> bool:
         return False
 
 
-def descendants(root: int) -> List[int]:
-    """Every process below ``root`` (Linux's /proc; none elsewhere)."""
+def descendants(roots: Iterable[int]) -> List[int]:
+    """Every process below ``roots`` (parent links read from Linux's /proc; none elsewhere).
+    contribkit's own children are found with it too (contribkit.core.proc)."""
     children: Dict[int, List[int]] = {}
     try:
         names = os.listdir("/proc")
@@ -198,7 +199,7 @@ def descendants(root: int) -> List[int]:
         except (OSError, ValueError, IndexError):
             continue
         children.setdefault(ppid, []).append(int(name))
-    found, todo = [], [root]
+    found, todo = [], list(roots)
     while todo:
         for child in children.get(todo.pop(), []):
             found.append(child)
@@ -212,7 +213,7 @@ def end_all(group: int) -> None:
     with contextlib.suppress(OSError):
         os.killpg(group, signal.SIGKILL)
     for _ in range(50):
-        left = descendants(os.getpid())
+        left = descendants([os.getpid()])
         if not left:
             return
         for pid in left:

@@ -152,7 +152,7 @@ def _builder(
                 ws.python(), script, ws.settings.names("scrub_env"), from_settings(ws.settings)
             )
         gate = replace(judge(verdicts, request.force), force=request.force)
-        checked: list[str] = []
+        checked: list[list[str]] = []  # the self-check's notes, once it has run
 
         def repro_test(generic: bool) -> MethodSpec:
             if not checked:  # once, on the file-of-its-own rendering the check runs
@@ -161,10 +161,11 @@ def _builder(
 
                 alone = repro_spec(source, test_name, True, gate=gate)
                 scrub = ws.settings.names("scrub_env")
-                sandbox = from_settings(ws.settings)
-                checked.extend(self_check(alone, gate, ws.python(), scrub, sandbox) or [""])
+                checked.append(
+                    self_check(alone, gate, ws.python(), scrub, from_settings(ws.settings))
+                )
             spec = repro_spec(source, test_name, generic, gate=gate)
-            spec.notes += [note for note in checked if note]
+            spec.notes += checked[0]
             return spec
 
         return repro_test
