@@ -1,7 +1,8 @@
 """Score repro verdicts against a careful human's on a folder of saved issues.
 
 For every ``*.json`` issue in FOLDER, runs ``contribkit repro --from-file F -o DIR --force``,
-then ``python DIR/repro.py --device cpu`` under a time limit, and reads the verdict line. With a
+then ``python DIR/repro.py --device DEVICE`` (``cpu`` by default, with CUDA hidden) under a time
+limit, and reads the verdict line. With a
 ``labels.json`` beside the issues (``{"issues": {"N": {"verdict": ...}}}``) it prints:
 
 - agree: definite verdicts (REPRODUCED / NOT_REPRODUCED) equal to the human's;
@@ -10,6 +11,10 @@ then ``python DIR/repro.py --device cpu`` under a time limit, and reads the verd
 - CANNOT_RUN counts, and with ``-v`` one row per issue.
 
     python benchmarks/verdicts.py /path/to/issues-dev [-v] [--limit 120] [--only N,N]
+    python benchmarks/verdicts.py /path/to/issues-dev -v --device cuda   # on a GPU machine
+
+The labels are a human's verdicts on CPU: on ``--device cuda`` the agree/misleading columns
+compare against them too, so read the rows of CUDA issues, not only the totals.
 
 Issue code runs on this machine: point it only at issues you are willing to run.
 """
@@ -54,7 +59,7 @@ def issue_number(path: Path) -> str:
     return match.group(1) if match else path.stem
 
 
-def run_one(path: Path, work: Path, limit: float, human: str | None) -> Row:
+def run_one(path: Path, work: Path, limit: float, human: str | None, device: str = "cpu") -> Row:
     number = issue_number(path)
     out = work / f"issue-{number}"
     env = {**os.environ, "CONTRIBKIT_CONFIG": str(work / "none.toml")}
@@ -74,12 +79,12 @@ def run_one(path: Path, work: Path, limit: float, human: str | None) -> Row:
     start = time.perf_counter()
     try:
         ran = subprocess.run(
-            [sys.executable, str(out / "repro.py"), "--device", "cpu"],
+            [sys.executable, str(out / "repro.py"), "--device", device],
             capture_output=True,
             text=True,
             timeout=limit,
             cwd=out,
-            env={**env, "CUDA_VISIBLE_DEVICES": ""},
+            env={**env, "CUDA_VISIBLE_DEVICES": ""} if device == "cpu" else env,
         )
     except subprocess.TimeoutExpired:
         return Row(number, human, "TIMEOUT", f"past {limit:.0f} s", time.perf_counter() - start)
@@ -117,6 +122,9 @@ def main() -> int:
     parser.add_argument("--limit", type=float, default=150.0, help="seconds per script")
     parser.add_argument("--only", default="", help="comma-separated issue numbers")
     parser.add_argument("--keep", type=Path, help="write the repros here instead of a temp dir")
+    parser.add_argument(
+        "--device", default="cpu", choices=("cpu", "cuda"), help="the scripts' --device"
+    )
     args = parser.parse_args()
     args.folder = args.folder.resolve()  # repro runs in another folder: no relative paths
     labels_file = args.folder / "labels.json"
@@ -135,7 +143,7 @@ def main() -> int:
             if only and number not in only:
                 continue
             human = labels.get(number, {}).get("verdict")
-            row = run_one(path, work, args.limit, human)
+            row = run_one(path, work, args.limit, human, args.device)
             rows.append(row)
             if args.verbose:
                 print(

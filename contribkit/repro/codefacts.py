@@ -67,6 +67,9 @@ class Comparison:
     keywords: dict[str, str] = field(default_factory=dict)  # rtol/atol/equal_nan as source text
     # compile-vs-eager: the calls that compute the two sides, compiled first (``opt(x)``, ``f(x)``)
     calls: tuple[str, str] | None = None
+    # The code measures the difference (``(a - b).norm()``, ``.abs().max()``) and states no
+    # tolerance: the default one is ours, so only exact agreement says the bug is gone.
+    measured: bool = False
 
 
 @dataclass
@@ -81,7 +84,11 @@ class CodeFacts:
     compile_backends: list[str] = field(default_factory=list)
     third_party: list[str] = field(default_factory=list)
     downloads: list[str] = field(default_factory=list)
-    comparison: Comparison | None = None
+    comparison: Comparison | None = None  # the first of ``comparisons``
+    # Every comparison the code makes between module-level values: check() asserts them all, so
+    # it never checks only the side an issue reports as right (a CPU-vs-CUDA contrast measured
+    # against one reference: ``cpu - ref`` and ``gpu - ref``).
+    comparisons: list[Comparison] = field(default_factory=list)
     edits: list[Edit] = field(default_factory=list)  # the device rewrite, when safe
     moves_to_cuda: bool = False  # .cuda() or .to("cuda") on an existing value
 
@@ -309,12 +316,12 @@ def _module_names(tree: ast.Module) -> set[str]:
     return names
 
 
-def _find_comparison(
+def _find_comparisons(
     tree: ast.Module, compiled: dict[str, str], aliases: dict[str, str]
-) -> Comparison | None:
-    found = _comparison(tree, compiled, aliases)
-    if found is not None:
-        found.calls = _compile_pair(tree, found, compiled, aliases)
+) -> list[Comparison]:
+    found = _comparisons(tree, compiled, aliases)
+    if found:
+        found[0].calls = _compile_pair(tree, found[0], compiled, aliases)
     return found
 
 
@@ -370,9 +377,12 @@ def _call_site(
     return fn, ", ".join(args), is_compiled, ast.unparse(node)
 
 
-def _comparison(
+def _comparisons(
     tree: ast.Module, compiled: dict[str, str], aliases: dict[str, str]
-) -> Comparison | None:
+) -> list[Comparison]:
+    """The comparisons of module-level values the code makes, in the order written: calls
+    (``allclose(a, b)``, ``assert_close``) and measured differences (``(a - b).abs().max()``);
+    else one eager-vs-compiled pair."""
     module_names = _module_names(tree)
 
     def simple(node: ast.AST) -> str | None:
@@ -393,28 +403,16 @@ def _comparison(
             return ast.unparse(node)
         return None
 
-    for node in tree_nodes(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        style = _COMPARE_CALLS.get(qualified(node.func, aliases))
-        if style and len(node.args) >= 2:
-            a, b = simple(node.args[0]), simple(node.args[1])
-            if a and b:
-                keywords = {
-                    kw.arg: ast.unparse(kw.value)
-                    for kw in node.keywords
-                    if kw.arg in ("rtol", "atol", "equal_nan")
-                }
-                return Comparison(actual=a, expected=b, style=style, keywords=keywords)
-        # (a - b).abs().max() and friends: a difference of two module-level values
-        if isinstance(node.func, ast.Attribute) and node.func.attr in ("abs", "max", "norm"):
-            inner = node.func.value
-            while isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute):
-                inner = inner.func.value
-            if isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Sub):
-                a, b = simple(inner.left), simple(inner.right)
-                if a and b:
-                    return Comparison(actual=a, expected=b, style="assert_close")
+    found: dict[tuple[str, str], Comparison] = {}
+    for node in sorted(
+        (n for n in tree_nodes(tree) if isinstance(n, ast.Call)),
+        key=lambda n: (n.lineno, n.col_offset),
+    ):
+        comparison = _compared(node, aliases, simple)
+        if comparison is not None:
+            found.setdefault((comparison.actual, comparison.expected), comparison)
+    if found:
+        return list(found.values())
     # eager vs compiled: A = f(...) and B = opt(...) where opt = torch.compile(f)
     calls: dict[str, list[str]] = {}
     for stmt in tree.body:
@@ -426,8 +424,35 @@ def _comparison(
             calls.setdefault(dotted(stmt.value.func), []).append(stmt.targets[0].id)
     for opt, fn in compiled.items():
         if calls.get(opt) and calls.get(fn):
-            return Comparison(actual=calls[opt][0], expected=calls[fn][0], style="assert_close")
-    return _printed_pair(tree, compiled, aliases, simple)
+            return [Comparison(actual=calls[opt][0], expected=calls[fn][0], style="assert_close")]
+    pair = _printed_pair(tree, compiled, aliases, simple)
+    return [pair] if pair else []
+
+
+def _compared(
+    node: ast.Call, aliases: dict[str, str], simple: Callable[[ast.AST], str | None]
+) -> Comparison | None:
+    """The comparison one call makes: ``allclose(a, b)``-like, or ``(a - b).abs().max()``."""
+    style = _COMPARE_CALLS.get(qualified(node.func, aliases))
+    if style and len(node.args) >= 2:
+        a, b = simple(node.args[0]), simple(node.args[1])
+        if a and b:
+            keywords = {
+                kw.arg: ast.unparse(kw.value)
+                for kw in node.keywords
+                if kw.arg in ("rtol", "atol", "equal_nan")
+            }
+            return Comparison(actual=a, expected=b, style=style, keywords=keywords)
+    # (a - b).abs().max() and friends: a difference of two module-level values
+    if isinstance(node.func, ast.Attribute) and node.func.attr in ("abs", "max", "norm"):
+        inner = node.func.value
+        while isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute):
+            inner = inner.func.value
+        if isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Sub):
+            a, b = simple(inner.left), simple(inner.right)
+            if a and b:
+                return Comparison(actual=a, expected=b, style="assert_close", measured=True)
+    return None
 
 
 def _printed_pair(
@@ -548,7 +573,8 @@ def _analyse(code: str, parse_limit: int) -> CodeFacts:
     aliases = import_aliases(tree)
     visitor = _Visitor(facts, code, aliases)
     visitor.visit(tree)
-    facts.comparison = _find_comparison(tree, visitor.compiled, aliases)
+    facts.comparisons = _find_comparisons(tree, visitor.compiled, aliases)
+    facts.comparison = facts.comparisons[0] if facts.comparisons else None
     return facts
 
 

@@ -86,9 +86,15 @@ class ReproSpec:
         return "cuda" if self.facts.needs_cuda else "cpu"
 
     @property
-    def check_args(self) -> str:
-        comparison = self.facts.comparison
-        return check_arguments(comparison) if comparison else ""
+    def check_args(self) -> list[str]:
+        """The arguments of each ``assert_close`` in check(): every comparison the code makes."""
+        return [check_arguments(c) for c in self.facts.comparisons]
+
+    @property
+    def exact_args(self) -> list[str]:
+        """The arguments of each ``assert_close`` in check_exact(): the measured differences,
+        with no tolerance (the code states none; see :attr:`Comparison.measured`)."""
+        return [check_arguments(c, exact=True) for c in self.facts.comparisons if c.measured]
 
     @property
     def differential(self) -> tuple[str, str] | None:
@@ -243,9 +249,11 @@ def choose_check(code: ReproCode, has_signature: bool, has_evidence: bool = Fals
     return "none" if has_evidence else "fill"
 
 
-def check_arguments(comparison: Comparison) -> str:
+def check_arguments(comparison: Comparison, exact: bool = False) -> str:
     keywords = dict(comparison.keywords)
-    if comparison.style == "allclose":
+    if exact:
+        keywords = {"rtol": "0", "atol": "0", "equal_nan": "True"}
+    elif comparison.style == "allclose":
         keywords = {**_ALLCLOSE_DEFAULTS, **keywords}
     elif comparison.style == "equal":
         keywords = {"rtol": "0", "atol": "0"}
@@ -283,10 +291,9 @@ def code_notes(facts: CodeFacts, rewrite: bool, contrast: bool) -> list[str]:
         notes.append(f"Third-party imports: {', '.join(facts.third_party)}.")
     for item in facts.downloads:
         notes.append(f"Not self-contained: {item}.")
-    if facts.comparison:
-        notes.append(
-            f"check() compares {facts.comparison.actual} with {facts.comparison.expected}."
-        )
+    if facts.comparisons:
+        pairs = "; ".join(f"{c.actual} with {c.expected}" for c in facts.comparisons)
+        notes.append(f"check() compares {pairs}.")
     return notes
 
 

@@ -410,8 +410,13 @@ class Repro:
         self.evidence["own_checks"] = True
 
     # -- outcomes ---------------------------------------------------------------------
-    def finish(self, check: Optional[Callable[[], None]] = None) -> NoReturn:
-        """The issue's code ran to the end: decide by the strongest evidence there is."""
+    def finish(
+        self,
+        check: Optional[Callable[[], None]] = None,
+        exact: Optional[Callable[[], None]] = None,
+    ) -> NoReturn:
+        """The issue's code ran to the end: decide by the strongest evidence there is.
+        ``exact``: asked after ``check`` passed, where the code states no tolerance."""
         self.mark(-1)
         if self.record is not None:
             self.record.stop(ran_to_end=True)
@@ -420,10 +425,12 @@ class Repro:
         if self.user is not None:
             check = self.user.finished(check)
         if check is not None:
-            self._run_check(check)
+            self._run_check(check, exact)
         self._completed("completed on " + self._ran_on())
 
-    def _run_check(self, check: Callable[[], None]) -> NoReturn:
+    def _run_check(
+        self, check: Callable[[], None], exact: Optional[Callable[[], None]] = None
+    ) -> NoReturn:
         oracle = self.evidence.get("check_oracle") or "check"
         try:
             check()
@@ -437,6 +444,19 @@ class Repro:
             if judged is not None:
                 self.verdict(*judged)
             self.verdict("CANNOT_RUN", "check() raised " + describe(exc))
+        if exact is not None:
+            try:
+                exact()
+            except AssertionError as exc:
+                lines = [line.strip() for line in str(exc).splitlines()]
+                gap = [line for line in lines if line.startswith("Greatest absolute")]
+                detail = (
+                    "the values agree within assert_close's default tolerance, not exactly ("
+                    + (gap[0] if gap else normalise_message(str(exc)))[:200]
+                    + "); the code measures the difference and states no tolerance: give check() one"
+                    " (rtol=, atol=)"
+                )
+                self.verdict("CANNOT_RUN", detail[:400])
         self.verdict("NOT_REPRODUCED", "check passed on " + self._ran_on(), oracle)
 
     def _unit_outputs(self) -> Dict[int, List[str]]:

@@ -187,3 +187,23 @@ def test_import_aliases_are_resolved() -> None:
     direct = analyse("from torch.testing import assert_close as ac\nimport torch\n"
                      "a = torch.ones(1)\nb = a\nac(a, b)\n")  # fmt: skip
     assert direct.comparison and direct.comparison.style == "assert_close"
+
+
+def test_every_comparison_is_kept_and_measured_differences_are_marked() -> None:
+    # A CPU-vs-CUDA contrast measured against one reference: the side the issue calls right
+    # (cpu - ref) comes first in the code, the side it calls wrong (gpu - ref) second; check()
+    # must assert both, never only the first.
+    contrast = analyse(
+        "import torch\nx = torch.randn(8)\nref = x.double().cumsum(0).float()\n"
+        "cpu = x.cumsum(0)\ngpu = x.cuda().cumsum(0).cpu()\n"
+        "print((cpu - ref).norm().item())\nprint((gpu - ref).abs().max())\n"
+    )
+    pairs = [(c.actual, c.expected, c.measured) for c in contrast.comparisons]
+    assert pairs == [("cpu", "ref", True), ("gpu", "ref", True)]
+    assert contrast.comparison is contrast.comparisons[0]
+    # A call states its tolerance (or its default): not a measured difference; one pair once.
+    stated = analyse(
+        "import torch\na = torch.ones(2)\nb = torch.ones(2)\n"
+        "print(torch.allclose(a, b, atol=1e-3))\nassert torch.allclose(a, b, atol=1e-3)\n"
+    )
+    assert [(c.actual, c.expected, c.measured) for c in stated.comparisons] == [("a", "b", False)]

@@ -176,6 +176,35 @@ def test_wrong_result_check_is_filled_in(tmp_path: Path) -> None:
     assert code == 0 and "NOT_REPRODUCED [compare] check passed on cpu" in last
 
 
+MEASURED = (
+    "import torch\n"
+    "x = torch.arange(1.0, 9.0) * 1e6\n"
+    "ref = torch.cumsum(x.double(), 0).float()\n"
+    "out = torch.cumsum(x, 0) * SCALE\n"
+    "print((out - ref).abs().max())\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("scale", "exit_code", "verdict"),
+    [
+        ("1.5", 1, "REPRODUCED [compare] check failed: Tensor-likes are not close!"),
+        ("(1 + 2e-7)", 125, "CANNOT_RUN the values agree within assert_close's default"),
+        ("1", 0, "NOT_REPRODUCED [compare] check passed on cpu"),
+    ],
+)
+def test_a_measured_difference_without_tolerance_needs_equal_values_to_pass(
+    tmp_path: Path, scale: str, exit_code: int, verdict: str
+) -> None:
+    # Code that prints ``(out - ref).abs().max()`` states no tolerance: a value within
+    # assert_close's default one, but not equal, decides nothing (a float32 GPU scan drifting
+    # from the float64 reference by an ulp is what such issues report).
+    script = generate(tmp_path, MEASURED.replace("SCALE", scale))
+    assert "def check_exact():" in script.read_text()
+    code, last, err = run(script)
+    assert (code, last.split(" ", 1)[1][: len(verdict)]) == (exit_code, verdict), err
+
+
 def test_no_code_and_bad_code_are_incomplete(tmp_path: Path) -> None:
     no_code = generate(tmp_path / "a", "", INDEX_ADD_SIG)
     assert "def check" not in no_code.read_text()  # a crash is decided by its signature
