@@ -94,8 +94,24 @@ def code_error(exc: BaseException) -> bool:
 
 
 def resource_error(exc: BaseException) -> bool:
+    """The machine ran short (memory), so the error says nothing about torch's semantics: eager
+    may need an intermediate tensor that a compiled kernel fuses away."""
     names = _names(exc)
     return bool(names & {"MemoryError", "OutOfMemoryError"}) or bool(_RESOURCE.search(str(exc)))
+
+
+# The machine lacks a tool torch.compile runs (a C/C++ compiler for inductor's CPU kernels or
+# triton's launcher, nvcc, ninja): the error is this machine's, not the issue's. Classes: a CPU
+# inductor compile on a box without g++ ("InvalidCxxCompiler: No working C++ compiler found"),
+# a CUDA one whose triton build cannot find gcc (``FileNotFoundError: ... 'gcc'``).
+_TOOLCHAIN = re.compile(
+    r"InvalidCxxCompiler|No working C\+\+ compiler|Failed to find C compiler"
+    r"|No such file or directory: '(?:[^']*/)?(?:gcc|g\+\+|cc|c\+\+|clang\+*|nvcc|ninja|ld)'"
+)
+
+
+def toolchain_error(exc: BaseException) -> bool:
+    return bool(_TOOLCHAIN.search(type(exc).__name__ + ": " + str(exc)))
 
 
 def error_text(exc: BaseException) -> str:
@@ -420,7 +436,7 @@ def abstain_hint(repro: "Driver", detail: str) -> str:
         return ""
     exc = repro.raised_error
     if exc is not None:
-        if code_error(exc) or resource_error(exc) or isinstance(exc, ImportError):
+        if code_error(exc) or resource_error(exc) or toolchain_error(exc):
             return ""
         return "; if that error is the bug: " + suggest_error(exc)
     if detail.startswith("the process was killed by"):

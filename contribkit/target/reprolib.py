@@ -20,7 +20,15 @@ from typing import Any, Callable, Dict, List, NoReturn, Optional
 
 # contribkit:judge-import (the runtime module holds the other files' text above instead)
 from contribkit.target.reproconfine import Confined
-from contribkit.target.reproexpect import EXPECT_AUTO, EXPECT_USAGE, UserOracle, abstain_hint
+from contribkit.target.reproexpect import (
+    EXPECT_AUTO,
+    EXPECT_USAGE,
+    UserOracle,
+    abstain_hint,
+    code_error,
+    resource_error,
+    toolchain_error,
+)
 from contribkit.target.reprojudge import (
     DEVICE_GAP,
     compare_unit,
@@ -56,8 +64,6 @@ CHILD_ENV = "CONTRIBKIT_REPRO_CHILD"
 ENGINE_ENV = "CONTRIBKIT_QUANTIZED_ENGINE"
 OUTPUT_ENV = "CONTRIBKIT_REPRO_OUTPUT"  # determinism: where a child writes what it printed
 COMPARE_EXIT = 3  # a child that wrote its output for the determinism oracle
-# Errors that say the issue's code itself is broken, not that torch handled its input.
-_CODE_ERRORS = ("NameError", "AttributeError", "ImportError", "SyntaxError", "UnboundLocalError")
 
 
 class _Tee:
@@ -87,23 +93,6 @@ class _Tee:
         return getattr(self._stream, name)
 
 
-def _is_code_error(exc: BaseException) -> bool:
-    """The snippet itself is broken (a name it lacks, a module not installed), not torch."""
-    names = {cls.__name__ for cls in type(exc).__mro__}
-    return bool(names & set(_CODE_ERRORS)) or isinstance(exc, ImportError)
-
-
-def _is_resource_error(exc: BaseException) -> bool:
-    """The machine ran short (memory), so the error says nothing about torch's semantics: eager
-    may need an intermediate tensor that a compiled kernel fuses away."""
-    names = {cls.__name__ for cls in type(exc).__mro__}
-    text = str(exc).lower()
-    return bool(names & {"MemoryError", "OutOfMemoryError"}) or any(
-        word in text
-        for word in ("out of memory", "can't allocate memory", "cannot allocate memory")
-    )
-
-
 def eager_only_error(compiled: Callable[[], Any], eager: Callable[[], Any]) -> Optional[str]:
     """What differs when ``eager()`` raises a torch error and ``compiled()``, called on the same
     inputs, returns a value; None when both raise, both return, or eager's error is the code's."""
@@ -111,7 +100,7 @@ def eager_only_error(compiled: Callable[[], Any], eager: Callable[[], Any]) -> O
         eager()
         return None
     except Exception as exc:
-        if _is_code_error(exc) or _is_resource_error(exc):
+        if code_error(exc) or resource_error(exc):
             return None
         error = describe(exc)
     try:
@@ -390,7 +379,7 @@ class Repro:
         """REPRODUCED when the issue's code raised and, on the same inputs, eager raises while
         the compiled call returns: torch.compile disagrees with eager, the issue's complaint.
         Only for issues that report no error of their own (a different error is not theirs)."""
-        if self._differential is None or self.signature or _is_code_error(exc):
+        if self._differential is None or self.signature or code_error(exc):
             return None
         found = eager_only_error(*self._differential)
         return ("REPRODUCED", found, "compile-vs-eager") if found else None
@@ -591,6 +580,12 @@ class Repro:
             return "REPRODUCED", describe(exc), "signature"
         if isinstance(exc, ImportError):
             return "CANNOT_RUN", "missing module: " + describe(exc), ""
+        if toolchain_error(exc):
+            return (
+                "CANNOT_RUN",
+                "this machine lacks a tool torch.compile needs: " + describe(exc),
+                "",
+            )
         own = set(evidence.get("check_raises") or [])
         if not sig and (isinstance(exc, AssertionError) or names & own):
             return "REPRODUCED", "the issue's own check failed: " + describe(exc), "assert"
@@ -604,7 +599,7 @@ class Repro:
                 "fullgraph compile hit a graph break: " + describe(exc),
                 "graph-break",
             )
-        if evidence.get("crash") and not _is_code_error(exc):
+        if evidence.get("crash") and not code_error(exc):
             detail = "raises " + describe(exc) + " instead of crashing"
             return "NOT_REPRODUCED", detail, "crash"
         if sig:

@@ -265,6 +265,26 @@ def test_missing_module_cannot_run(tmp_path: Path) -> None:
     assert code == 125 and "missing module" in last
 
 
+def test_a_missing_compiler_is_this_machines_error_not_the_issues(tmp_path: Path) -> None:
+    # inductor with no working C++ compiler: CANNOT_RUN that names the machine, with no
+    # "--expect error:..." hint (the missing tool is never the bug), even where the issue
+    # reports a crash (a Python error there would otherwise say NOT_REPRODUCED).
+    code = (
+        "import torch\nimport torch._inductor.config\n"
+        'torch._inductor.config.cpp.cxx = ("/nonexistent/g++",)\n'
+        "print(torch.compile(lambda x: x.sin() + 1)(torch.randn(4)))\n"
+    )
+    crash = "torch.compile crashes with a segmentation fault"
+    for folder, signature, title in (("a", INDEX_ADD_SIG, "A bug"), ("b", None, crash)):
+        script = generate(tmp_path / folder, code, signature, title)
+        if folder == "b":
+            assert '"crash": true' in (script.parent / "meta.json").read_text()
+        exit_code, last, err = run(script)
+        assert exit_code == 125, err
+        assert "this machine lacks a tool torch.compile needs" in last, last
+        assert "--expect" not in last
+
+
 def test_template_parts_pass_ruff(tmp_path: Path) -> None:
     script = generate(
         tmp_path, INDEX_ADD, INDEX_ADD_SIG, env=ReporterEnv(torch_version="2.9.1", os="Linux")
