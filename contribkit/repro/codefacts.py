@@ -403,9 +403,15 @@ def _comparisons(
             return ast.unparse(node)
         return None
 
+    # ``not torch.equal(a, b)``: the code wants the values to differ (dropout changed them)
+    negated = {
+        id(n.operand)
+        for n in tree_nodes(tree)
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not)
+    }
     found: dict[tuple[str, str], Comparison] = {}
     for node in sorted(
-        (n for n in tree_nodes(tree) if isinstance(n, ast.Call)),
+        (n for n in tree_nodes(tree) if isinstance(n, ast.Call) and id(n) not in negated),
         key=lambda n: (n.lineno, n.col_offset),
     ):
         comparison = _compared(node, aliases, simple)

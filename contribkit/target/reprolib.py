@@ -446,7 +446,11 @@ class Repro:
                     " (rtol=, atol=)"
                 )
                 self.verdict("CANNOT_RUN", detail[:400])
-        self.verdict("NOT_REPRODUCED", "check passed on " + self._ran_on(), oracle)
+        how = "check passed on " + self._ran_on()
+        quoted = self._quoted_output() if self.evidence.get("units") else None
+        if quoted is not None and quoted[0] == "REPRODUCED":  # the claims conflict
+            self.verdict("CANNOT_RUN", (how + ", but " + quoted[1])[:300])
+        self.verdict("NOT_REPRODUCED", how, oracle)
 
     def _unit_outputs(self) -> Dict[int, List[str]]:
         """Printed lines per unit id (id 0: everything the issue's code printed)."""

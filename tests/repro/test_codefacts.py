@@ -207,3 +207,13 @@ def test_every_comparison_is_kept_and_measured_differences_are_marked() -> None:
         "print(torch.allclose(a, b, atol=1e-3))\nassert torch.allclose(a, b, atol=1e-3)\n"
     )
     assert [(c.actual, c.expected, c.measured) for c in stated.comparisons] == [("a", "b", False)]
+
+
+def test_a_negated_comparison_is_not_one_to_assert() -> None:
+    # `assert not torch.equal(a, b)`: the code wants the values to differ (dropout changed
+    # them); check() asserting them close would call the wanted behaviour the bug.
+    facts = analyse(
+        "import torch\na = torch.ones(4)\nb = torch.nn.functional.dropout(a, 0.5)\n"
+        "assert not torch.equal(a, b)\nprint(torch.allclose(a.clone(), b))\n"
+    )
+    assert [(c.actual, c.expected) for c in facts.comparisons] == [("a.clone()", "b")]

@@ -205,6 +205,31 @@ def test_a_measured_difference_without_tolerance_needs_equal_values_to_pass(
     assert (code, last.split(" ", 1)[1][: len(verdict)]) == (exit_code, verdict), err
 
 
+def test_own_asserts_that_pass_do_not_hide_a_comparison_that_fails(tmp_path: Path) -> None:
+    # The code asserts a shape and prints whether the values agree: the assert passing says
+    # nothing of the values (a compiled result printed beside the eager one, overflowed).
+    code = (
+        "import torch\nexpected = torch.tensor([1.0, 2.0])\nactual = torch.tensor([1.0, 2.5])\n"
+        "assert actual.shape == expected.shape\nprint(torch.allclose(actual, expected))\n"
+    )
+    exit_code, last, err = run(generate(tmp_path / "a", code))
+    assert exit_code == 1 and "REPRODUCED [compare] check failed" in last, (last, err)
+    exit_code, last, _ = run(generate(tmp_path / "b", code.replace("2.5", "2.0")))
+    assert exit_code == 0 and "NOT_REPRODUCED [compare] check passed on cpu" in last
+
+
+def test_a_passing_comparison_and_a_quoted_output_that_still_shows_the_bug_abstain(
+    tmp_path: Path,
+) -> None:
+    code = (
+        "import torch\nexpected = torch.tensor([1.0, 2.0])\nactual = expected * 1.0\n"
+        "print(torch.allclose(actual, expected))\nprint(actual.sum().item())  # 3.0\n"
+    )
+    exit_code, last, err = run(generate(tmp_path, code))
+    assert exit_code == 125, (last, err)
+    assert "check passed on cpu, but the code still prints what the issue shows" in last
+
+
 def test_no_code_and_bad_code_are_incomplete(tmp_path: Path) -> None:
     no_code = generate(tmp_path / "a", "", INDEX_ADD_SIG)
     assert "def check" not in no_code.read_text()  # a crash is decided by its signature
