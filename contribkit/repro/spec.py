@@ -16,6 +16,7 @@ from contribkit.repro.codefacts import DEVICE_NAME, CodeFacts, Comparison, analy
 from contribkit.repro.edits import EditedCode, edit_code
 from contribkit.repro.evidence import Evidence, gather_evidence
 from contribkit.repro.expect import WANTS_ERROR, suggestion
+from contribkit.repro.unpaste import unpaste
 
 _ALLCLOSE_DEFAULTS = {"rtol": "1e-05", "atol": "1e-08"}
 KIND_TEXTS = {
@@ -193,6 +194,9 @@ def refusal_reason(parsed: ParsedIssue) -> str | None:
 def prepare_code(parsed: ParsedIssue) -> ReproCode:
     """Analyse the issue's code, rewrite its devices when safe, and mark what stops it running."""
     code = (parsed.transcript or parsed.code).strip("\n")
+    unpasted = unpaste(code) if code else None
+    if unpasted is not None:
+        code = unpasted[0]
     facts = analyse(code) if code else CodeFacts()
     # An issue about CPU-vs-CUDA differences is meaningless when rewritten to one device.
     rewrite = facts.rewritable and not parsed.contrasts_devices
@@ -224,6 +228,8 @@ def prepare_code(parsed: ParsedIssue) -> ReproCode:
         text = "The issue has no code. Write the reproduction here, then fill in check()."
     else:
         edited = edit_code(code, prose_only(parsed.body, parsed.code))
+        if unpasted is not None:
+            edited.edits.insert(0, unpasted[1])
         text = edited.text
     return ReproCode(
         text=text,
