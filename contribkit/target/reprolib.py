@@ -30,6 +30,7 @@ from contribkit.target.reproexpect import (
     toolchain_error,
 )
 from contribkit.target.reprojudge import (
+    CAUGHT,
     DEVICE_GAP,
     compare_unit,
     describe,
@@ -442,8 +443,8 @@ class Repro:
                 detail = (
                     "the values agree within assert_close's default tolerance, not exactly ("
                     + (gap[0] if gap else normalise_message(str(exc)))[:200]
-                    + "); the code measures the difference and states no tolerance: give check() one"
-                    " (rtol=, atol=)"
+                    + "); the code measures the difference and states no tolerance:"
+                    " give check() one (rtol=, atol=)"
                 )
                 self.verdict("CANNOT_RUN", detail[:400])
         how = "check passed on " + self._ran_on()
@@ -702,7 +703,8 @@ class Repro:
             if gap.startswith(DEVICE_GAP) and reported:
                 ran_on, elsewhere = self._ran_on(), True  # the device named is the one that ran
             elif gap:
-                detail = detail[:200] + "; not decisive, as " + gap + ": " + _TO_DECIDE
+                to_decide = _TO_DECIDE_CAUGHT if gap.startswith(CAUGHT) else _TO_DECIDE
+                detail = detail[:200] + "; not decisive, as " + gap + ": " + to_decide
                 verdict, oracle = "CANNOT_RUN", ""
         elif verdict != "CANNOT_RUN" and reported and reported != ran_on:
             elsewhere = oracle != "signature"
@@ -778,3 +780,4 @@ class Repro:
 
 
 _TO_DECIDE = "run it where that holds, or decide by reading its output"
+_TO_DECIDE_CAUGHT = "take the try/except away to see it, or decide by reading its output"

@@ -245,7 +245,17 @@ class Recorder:
             "compiled_calls": self.compiled_calls,
             "compile": compile_counts(),
             "warnings": self.warnings,
+            "caught": self.caught(),
         }
+
+    def caught(self) -> Optional[str]:
+        """The torch op that raised while the code still ran to its end (a ``try``/``except``
+        of the issue's caught it), with the error; None when none did."""
+        if not self.ran_to_end or self.raised is None:
+            return None
+        exc, name = self.raised[0], self.raised[1]
+        text = str(exc).strip().splitlines()
+        return "%s raised %s%s" % (name, type(exc).__name__, ": " + text[0][:200] if text else "")
 
 
 def compile_counts() -> Optional[Dict[str, int]]:

@@ -87,6 +87,41 @@ def test_code_that_only_defines_classes_cannot_decide(tmp_path: Path) -> None:
     assert doc["evidence"]["ran_to_end"] is True and doc["evidence"]["op_calls"] == 0
 
 
+CAUGHT = """
+    ### 🐛 Describe the bug
+
+    Inverting this batch fails with an error.
+
+    '''python
+    import torch
+    a = torch.zeros(2, 3, 3)
+    try:
+        torch.linalg.inv(a)
+    except Exception as e:
+        print("failed:", e)
+    '''
+"""
+
+
+@pytest.mark.slow
+def test_a_torch_error_the_code_catches_is_no_clean_run(tmp_path: Path) -> None:
+    """The reported call inside try/except: the error was raised and caught, so "completed
+    without the error the issue reports" would mislead; with nothing raised it decides."""
+    script = write_script(tmp_path / "a", CAUGHT, "linalg.inv raises an error on a batch")
+    doc = run_json(script)
+    assert doc["verdict"] == "CANNOT_RUN", doc
+    assert "a torch operation raised an error the issue's code caught (linalg_inv" in doc["detail"]
+    assert "take the try/except away" in doc["detail"]
+    assert doc["evidence"]["caught"].startswith("linalg_inv raised _LinAlgError")
+    fine = CAUGHT.replace("torch.zeros(2, 3, 3)", "torch.eye(3).repeat(2, 1, 1)")
+    doc = run_json(write_script(tmp_path / "b", fine, "linalg.inv raises an error on a batch"))
+    assert (doc["verdict"], doc["oracle"], doc["evidence"]["caught"]) == (
+        "NOT_REPRODUCED",
+        "no-error",
+        None,
+    )
+
+
 @pytest.mark.slow
 def test_a_model_is_called_on_the_input_the_issue_states(tmp_path: Path) -> None:
     """The same snippet, with its input stated in the prose: the edit builds the outer model
