@@ -349,6 +349,19 @@ def test_feature_requests_and_docs_issues_are_refused() -> None:
     assert build_spec(docs, parse_issue(docs), "d").refusal
     bug = issue("'''python\nprint(1)\n'''\n", title="[docs] example is wrong")
     assert build_spec(bug, parse_issue(bug), "d").refusal is None  # docs issue with code
+    # A feature request's code that only shows the API it wants decides nothing: refused.
+    wish = issue("'''python\nx.frobnicate()\n'''\n", labels=["feature"])
+    assert build_spec(wish, parse_issue(wish), "d").refusal
+    # One that pastes the error it asks to lift is reproduced: REPRODUCED while it is raised.
+    lift = issue(
+        "'''python\nimport torch\ntorch.ones(2).frobnicate()\n'''\n\n'''\nTraceback (most"
+        " recent call last):\n  File \"x.py\", line 2, in <module>\nAttributeError: 'Tensor'"
+        " object has no attribute 'frobnicate'\n'''\n",
+        labels=["feature"],
+    )
+    parsed = parse_issue(lift)
+    assert parsed.nature == "feature" and parsed.signature is not None
+    assert build_spec(lift, parsed, "d").refusal is None
 
 
 def test_refusal_exit_code_and_force(tmp_path: Path) -> None:
