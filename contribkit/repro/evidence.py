@@ -392,6 +392,15 @@ _NOT_OPS = {"compile", "cuda", "cpu", "to", "type", "device", "dtype", "nn", "fu
 _TITLE_GPU = re.compile(r"\b(?:cuda|gpus?)\b", re.I)
 _TITLE_CPU = re.compile(r"\bcpu\b", re.I)
 _TITLE_MPS = re.compile(r"\bmps\b", re.I)
+# A title naming an operating system or CPU architecture: the bug is claimed there, and a clean
+# run elsewhere says nothing of it (as for a device). Class from issue #21's kept-aside sets
+# ("NOT_REPRODUCED for a claim about Windows, run on a Linux CPU"): "... crashes on Windows",
+# "wrong result on Apple silicon", "segfault on aarch64"; the dev set has none (tests hold them).
+_TITLE_PLATFORMS = (
+    ("windows", re.compile(r"\bwindows\b|\bwin(?:32|64|10|11)\b", re.I)),
+    ("macos", re.compile(r"\bmac ?os\b|\bos ?x\b|\bapple silicon\b|\bmacbook\b", re.I)),
+    ("arm64", re.compile(r"\baarch64\b|\barm64\b|\bgraviton\b", re.I)),
+)
 _DEFINING = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
@@ -433,6 +442,9 @@ def issue_claims(
     # yuantailing, 174172 by Cookiee235).
     # A device the title names is a claim about the bug (an error raised elsewhere is not it);
     # a rewrite only says where the reporter ran (a clean run elsewhere says nothing).
+    platforms = [name for name, pattern in _TITLE_PLATFORMS if pattern.search(title)]
+    if len(platforms) == 1:
+        claims["reported_platform"] = platforms[0]
     if _TITLE_GPU.search(title) and not _TITLE_CPU.search(title):
         claims["reported_device"], claims["device_claimed"] = "cuda", True
     elif _TITLE_MPS.search(title) and not _TITLE_CPU.search(title):

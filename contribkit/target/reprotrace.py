@@ -246,6 +246,7 @@ class Recorder:
             "compile": compile_counts(),
             "warnings": self.warnings,
             "caught": self.caught(),
+            "platform": platform_here(),
         }
 
     def caught(self) -> Optional[str]:
@@ -256,6 +257,16 @@ class Recorder:
         exc, name = self.raised[0], self.raised[1]
         text = str(exc).strip().splitlines()
         return "%s raised %s%s" % (name, type(exc).__name__, ": " + text[0][:200] if text else "")
+
+
+def platform_here() -> str:
+    """``OS-architecture`` of this machine in the words the rules use: ``linux-x86_64``,
+    ``windows-amd64``, ``macos-arm64``."""
+    import platform
+
+    system = {"win32": "windows", "darwin": "macos"}.get(sys.platform, sys.platform)
+    machine = platform.machine().lower()
+    return system + "-" + ("arm64" if machine in ("aarch64", "arm64") else machine)
 
 
 def compile_counts() -> Optional[Dict[str, int]]:
@@ -295,7 +306,10 @@ def explain_lines(doc: Optional[Dict[str, Any]], rule: str) -> List[str]:
         "torch operations called: %d (%s)" % (doc["op_calls"], ops or "none"),
         "devices: " + (", ".join(doc["devices"]) or "none"),
         "the issue's functions that called torch: " + (", ".join(doc["functions"]) or "none"),
+        "this machine: " + str(doc.get("platform") or "unknown"),
     ]
+    if doc.get("caught"):
+        lines.append("caught by the issue's code: " + doc["caught"])
     counts = doc.get("compile")
     if doc.get("compiled_calls") or (counts and counts.get("frames")):
         lines.append(
@@ -335,6 +349,7 @@ def issue_needs(claims: Dict[str, Any], raised_op: str) -> Dict[str, Any]:
         ],
         "device": claims.get("reported_device"),
         "device_claimed": claims.get("device_claimed"),
+        "platform": claims.get("reported_platform"),
         "compile": claims.get("about_compile"),
         "contrast": claims.get("contrast"),
         "defines_only": claims.get("defines_only"),

@@ -20,6 +20,9 @@ import pytest
 from contribkit.core.render import write_outputs
 from contribkit.issue.model import Issue
 from contribkit.issue.parse import parse_issue
+from contribkit.repro.codefacts import analyse
+from contribkit.repro.edits import edit_code
+from contribkit.repro.evidence import issue_claims
 from contribkit.repro.plan import plan_repro
 from contribkit.target.reprojudge import missing_for_absence, missing_for_signature, same_op
 
@@ -272,3 +275,32 @@ def test_a_bug_said_to_show_on_the_cpu_too_is_not_held_to_the_gpu(
     from contribkit.repro.evidence import _SAYS_CPU_TOO
 
     assert bool(_SAYS_CPU_TOO.search(prose)) is cpu_too
+
+
+@pytest.mark.parametrize(
+    ("title", "platform"),
+    [
+        ("torch.cdist crashes on Windows", "windows"),
+        ("Wrong result from matmul on Apple silicon (macOS 14)", "macos"),
+        ("segfault in conv2d on aarch64", "arm64"),
+        ("conv2d is slow on windows and macOS", None),  # two platforms: no single claim
+        ("torch.add raises an error", None),
+    ],
+)
+def test_a_title_naming_a_platform_claims_the_bug_there(title: str, platform: str | None) -> None:
+    issue = Issue(title=title, body="```python\nimport torch\n```\n", number=9, repo="o/r")
+    parsed = parse_issue(issue)
+    facts = analyse(parsed.code)
+    claims = issue_claims(issue, parsed, facts, edit_code(parsed.code), False)
+    assert claims.get("reported_platform") == platform
+
+
+def test_a_clean_run_on_another_platform_than_the_claimed_one_decides_nothing() -> None:
+    ran = {"recorded": True, "ran_to_end": True, "op_calls": 3, "ops": {"add": {}}}
+    linux = {**ran, "devices": ["cpu"], "platform": "linux-x86_64"}
+    assert missing_for_absence(linux, {"platform": "windows"}) == (
+        "the issue reports the bug on windows, but this machine is linux-x86_64"
+    )
+    assert missing_for_absence({**linux, "platform": "macos-arm64"}, {"platform": "macos"}) == ""
+    assert missing_for_absence({**linux, "platform": "linux-arm64"}, {"platform": "arm64"}) == ""
+    assert missing_for_absence(linux, {"platform": None}) == ""
