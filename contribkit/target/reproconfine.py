@@ -328,6 +328,31 @@ def interpreter_places() -> List[str]:
     for folder in os.environ.get("LD_LIBRARY_PATH", "").split(":"):
         if folder:
             places.append(folder)
+    return places + toolchain_places(dict(os.environ))
+
+
+# The build tools torch.compile runs, where the environment names them: inductor's C++ compiler
+# (CXX), triton's launcher compiler (CC), the CUDA toolkit (ptxas, nvcc, headers). Class: an
+# image whose compilers live outside /usr (a conda or /opt toolchain): inductor then finds "no
+# working C++ compiler" in the sandbox, and triton's build a FileNotFoundError.
+TOOL_VARIABLES = ("CC", "CXX", "CUDA_HOME", "CUDA_PATH", "TRITON_PTXAS_PATH")
+
+
+def toolchain_places(environ: Dict[str, str]) -> List[str]:
+    """The install folders of the tools ``environ`` names: a compiler's prefix (the folder
+    above its ``bin``), a toolkit's root; never a bare name (PATH finds those in /usr)."""
+    places = []
+    for name in TOOL_VARIABLES:
+        value = environ.get(name, "").split(" ")[0]  # CC="gcc -m64": the program
+        if not os.path.isabs(value) or not os.path.exists(value):
+            continue
+        real = os.path.realpath(value)
+        if os.path.isdir(real):
+            places.append(real)
+        elif os.path.basename(os.path.dirname(real)) == "bin":
+            places.append(os.path.dirname(os.path.dirname(real)))
+        else:
+            places.append(os.path.dirname(real))
     return places
 
 

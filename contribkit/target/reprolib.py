@@ -588,7 +588,7 @@ class Repro:
         if toolchain_error(exc):
             return (
                 "CANNOT_RUN",
-                "this machine lacks a tool torch.compile needs: " + describe(exc),
+                "torch.compile found no build tool it runs here: " + describe(exc),
                 "",
             )
         own = set(evidence.get("check_raises") or [])

@@ -456,3 +456,49 @@ def test_debug_run_confines_the_script_too(
     assert connections == [] and not outside[0].exists()
     for secret in (TOKEN, HOSTS_TOKEN, SSH_KEY, NETRC_PASSWORD, DB_PASSWORD, PAT):
         assert secret not in log + proc.stdout + proc.stderr, secret
+
+
+def test_the_view_holds_the_toolchain_the_environment_names(tmp_path: Path) -> None:
+    """CXX, CC and the CUDA toolkit outside /usr (a conda or /opt toolchain) are bound: their
+    install folder, the one above ``bin``; a bare name or a missing path binds nothing."""
+    compiler = tmp_path / "opt/gcc-13/bin/g++"
+    compiler.parent.mkdir(parents=True)
+    compiler.write_text("#!/bin/sh\n")
+    cuda = tmp_path / "opt/cuda-12"
+    cuda.mkdir()
+    environ = {
+        "CXX": str(compiler),
+        "CC": "gcc -m64",
+        "CUDA_HOME": str(cuda),
+        "CUDA_PATH": str(tmp_path / "missing"),
+    }
+    assert reproconfine.toolchain_places(environ) == [str(tmp_path / "opt/gcc-13"), str(cuda)]
+
+
+@pytest.mark.slow
+@needs_bwrap
+def test_inductor_finds_a_compiler_outside_usr_inside_the_sandbox(tmp_path: Path, ck: Ck) -> None:
+    """Seen on a GPU machine whose image names its compiler in CXX: the sandbox hid it, and
+    inductor found "no working C++ compiler". A wrapper outside /usr stands for it here."""
+    compiler = tmp_path / "toolchain/bin/g++"
+    compiler.parent.mkdir(parents=True)
+    compiler.write_text('#!/bin/sh\nexec g++ "$@"\n')
+    compiler.chmod(0o755)
+    issue = tmp_path / "issue.md"
+    issue.write_text(
+        "# compiled sin raises\n\n```python\nimport torch\n"
+        "print(torch.compile(torch.sin)(torch.ones(3)))\n```\n"
+    )
+    out = tmp_path / "repro"
+    made = ck("repro", "--from-file", str(issue), "--number", "5", "-o", str(out))
+    assert made.returncode == 0, made.stderr
+    env = {**os.environ, "CXX": str(compiler)}
+    proc = subprocess.run(
+        [sys.executable, str(out / "repro.py"), "--device", "cpu"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert "tensor([0.8415, 0.8415, 0.8415])" in proc.stdout, proc.stderr[-2000:]
+    assert "build tool" not in proc.stdout
