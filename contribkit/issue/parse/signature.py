@@ -80,25 +80,29 @@ def _exception_match(line: str) -> re.Match[str] | None:
     return _EXCEPTION_LINE.fullmatch(line)
 
 
-def _failure_line(line: str) -> bool:
+def is_failure_line(line: str) -> bool:
+    """A line that names a failure: ``RuntimeError: boom``, ``torch._dynamo.exc.Unsupported``."""
     match = _exception_match(_strip_log(line))
     return match is not None and _is_failure(match.group("type"))
 
 
-def error_start(lines: list[str]) -> int | None:
-    """Where a block's traceback starts: its header, else the frames above its final error."""
-    if any(_TRACEBACK_HEADER in line for line in lines):  # a header line holds it, prefix or not
+def error_start(lines: list[str], text: str | None = None) -> int | None:
+    """Where a block's traceback starts: its header, else the frames above its final error.
+    ``text`` is ``lines`` joined by newlines, where the caller has it."""
+    if text is None:
+        text = "\n".join(lines)
+    if _TRACEBACK_HEADER in text:  # a header line holds it, prefix or not
         for number, line in enumerate(lines):
             if is_header(line):
                 return number
     last = next((n for n in range(len(lines) - 1, -1, -1) if lines[n].strip()), None)
     if last is None:
         return None
-    if not _failure_line(lines[last]):
-        if parse_python("\n".join(lines)) is not None:
+    if not is_failure_line(lines[last]):
+        if parse_python(text) is not None:
             return None
         # the last failure line above it (a failure line is never blank)
-        last = next((n for n in range(last - 1, -1, -1) if _failure_line(lines[n])), None)
+        last = next((n for n in range(last - 1, -1, -1) if is_failure_line(lines[n])), None)
         if last is None:
             return None
     start = last
@@ -128,7 +132,7 @@ def _traceback_signatures(text: str) -> list[Signature]:
     lines = [_strip_log(line) for line in text.split("\n")]
     headers = [n for n, line in enumerate(lines) if line.lstrip().startswith(_TRACEBACK_HEADER)]
     if not headers:
-        failures = [n for n, line in enumerate(lines) if _failure_line(line)]
+        failures = [n for n, line in enumerate(lines) if is_failure_line(line)]
         if not failures:
             return []
         last = failures[-1]

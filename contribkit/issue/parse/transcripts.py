@@ -279,6 +279,8 @@ _NOT_CODE_LINE = re.compile(r"\s*(?:cc:?(?:\s+@[\w.-]+)+\s*$|@pytorch-?bot\b)", 
 
 def drop_non_code_lines(text: str) -> str:
     """``text`` without ``cc @user`` and bot-command lines: they are never code."""
+    if "@" not in text:  # both kinds of line hold one
+        return text
     return "\n".join(line for line in text.split("\n") if not _NOT_CODE_LINE.match(line))
 
 
