@@ -9,7 +9,7 @@ import textwrap
 
 from contribkit.issue.parse.env import is_collect_env
 from contribkit.issue.parse.scan import Piece, parse_python
-from contribkit.issue.parse.signature import error_start, is_failure_line
+from contribkit.issue.parse.signature import error_start, is_failure_line, is_failure_name
 from contribkit.issue.parse.transcripts import (
     PRINTED,
     drop_non_code_lines,
@@ -136,10 +136,9 @@ def _is_printed_name(line: str) -> bool:
     it under any tag but a shell one (it parses to an expression that only names a value, which
     is output), without parsing it: the blocks of a pasted log or listing are mostly such lines.
     """
-    parts = line.split(".")
-    return all(p.isidentifier() and not keyword.iskeyword(p) for p in parts) and not (
-        is_failure_line(line)
-    )
+    if not all(p.isidentifier() and not keyword.iskeyword(p) for p in line.split(".")):
+        return False
+    return not (is_failure_name(line) if line.isascii() else is_failure_line(line))
 
 
 def _first_filled(lines: list[str]) -> int | None:
@@ -153,6 +152,8 @@ def _dedented(lines: list[str]) -> tuple[list[str], str]:
     """``lines`` dedented, and their text. Lines that all start with neither a space nor a tab
     are dedented already (most blocks: ``x = 1``, ``v7``): joined, not run through textwrap,
     which would give the same text back."""
+    if len(lines) == 1 and not lines[0].startswith((" ", "\t")):  # the usual one-line block
+        return lines, lines[0]
     text = "\n".join(lines)
     if not any(line.startswith((" ", "\t")) for line in lines):
         return lines, text

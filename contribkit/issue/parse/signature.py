@@ -80,6 +80,13 @@ def _exception_match(line: str) -> re.Match[str] | None:
     return _EXCEPTION_LINE.fullmatch(line)
 
 
+def is_failure_name(name: str) -> bool:
+    """Whether a dotted name names a failure (``RuntimeError``, ``torch._dynamo.exc.Unsupported``;
+    not ``UserWarning`` nor ``Error``): what :func:`is_failure_line` says of a line that holds
+    only an ASCII dotted name, which its exception pattern takes whole."""
+    return _is_failure(name)
+
+
 def is_failure_line(line: str) -> bool:
     """A line that names a failure: ``RuntimeError: boom``, ``torch._dynamo.exc.Unsupported``."""
     match = _exception_match(_strip_log(line))
