@@ -136,7 +136,9 @@ def _is_printed_name(line: str) -> bool:
     it under any tag but a shell one (it parses to an expression that only names a value, which
     is output), without parsing it: the blocks of a pasted log or listing are mostly such lines.
     """
-    if not all(p.isidentifier() and not keyword.iskeyword(p) for p in line.split(".")):
+    if " " in line or not all(
+        p.isidentifier() and not keyword.iskeyword(p) for p in line.split(".")
+    ):
         return False
     return not (is_failure_name(line) if line.isascii() else is_failure_line(line))
 

@@ -30,6 +30,8 @@ _EXCEPTION_SUFFIXES = (
     "StopIteration",
     "Warning",
 )
+# What a failure's name holds: a suffix above (Warning aside: never a failure) or ``exc.``.
+_FAILURE_WORD = re.compile(r"Error|Exception|Exit|Interrupt|Fail|Unsupported|StopIteration|exc\.")
 # Distributed runs prefix every line of their output with the rank; pytest marks error lines "E".
 _LOG_PREFIX = re.compile(r"^(?:\[(?:rank|default)\d+\]:\s?|E {3,})")
 _FRAME = re.compile(r'^\s*File "[^"]*", line \d+')
@@ -89,6 +91,8 @@ def is_failure_name(name: str) -> bool:
 
 def is_failure_line(line: str) -> bool:
     """A line that names a failure: ``RuntimeError: boom``, ``torch._dynamo.exc.Unsupported``."""
+    if not _FAILURE_WORD.search(line):  # the name of every failure holds one of these
+        return False
     match = _exception_match(_strip_log(line))
     return match is not None and _is_failure(match.group("type"))
 
@@ -102,7 +106,10 @@ def error_start(lines: list[str], text: str | None = None) -> int | None:
         for number, line in enumerate(lines):
             if is_header(line):
                 return number
-    last = next((n for n in range(len(lines) - 1, -1, -1) if lines[n].strip()), None)
+    if lines and lines[-1].strip():  # the usual case (classify drops trailing blank lines)
+        last: int | None = len(lines) - 1
+    else:
+        last = next((n for n in range(len(lines) - 1, -1, -1) if lines[n].strip()), None)
     if last is None:
         return None
     if not is_failure_line(lines[last]):
