@@ -42,6 +42,7 @@ _RENDER_SOURCES = (
     "target/reproconfine.py",
     "target/reproexpect.py",
     "target/reprotrace.py",
+    "target/reproerrors.py",
     "target/reprolib.py",
     "core/render.py",
     "core/termsafe.py",
@@ -125,6 +126,7 @@ RUNTIME_FILES = (  # joined in this order
     "reproconfine.py",
     "reproexpect.py",
     "reprotrace.py",
+    "reproerrors.py",
     "reprolib.py",
 )
 _JUDGE_IMPORT = re.compile(
