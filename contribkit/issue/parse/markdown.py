@@ -221,9 +221,8 @@ class _Reader:
 
     def _code(self, content: str, info: str, start: int) -> None:
         role = self._role_at(start)
-        if info and _INFO_PROMPT.match(
-            info
-        ):  # ```>>> import torch: the first line sits in the info string
+        # ```>>> import torch: the first line sits in the info string
+        if info and _INFO_PROMPT.match(info):
             content, info, start = f"{info}\n{content}", "", start - 1
         for piece in classify(content, _tag(info)):
             line = start + piece.offset + 1
