@@ -136,7 +136,10 @@ def _is_printed_name(line: str) -> bool:
     it under any tag but a shell one (it parses to an expression that only names a value, which
     is output), without parsing it: the blocks of a pasted log or listing are mostly such lines.
     """
-    if " " in line or not all(
+    if "." not in line:  # the usual name: v7, out
+        if not line.isidentifier() or keyword.iskeyword(line):
+            return False
+    elif " " in line or not all(
         p.isidentifier() and not keyword.iskeyword(p) for p in line.split(".")
     ):
         return False

@@ -4,6 +4,7 @@ markdown-it's tokens into the blocks and prose of a :class:`~contribkit.issue.pa
 from __future__ import annotations
 
 import functools
+import operator
 import re
 import textwrap
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from markdown_it import MarkdownIt
     from markdown_it.token import Token
 
+_BLOCK_LINE = operator.attrgetter("code.line")  # a block's line, the sort key (in C)
 # Longer bodies and comments are cut here (with a warning): real reports are far shorter, and
 # pasted multi-megabyte logs would only slow every later step down.
 MAX_SOURCE_CHARS = 200_000
@@ -150,7 +152,7 @@ class _Reader:
     def read(self) -> None:
         self._walk(self.text, 0, 0)
         self._read_unfenced_code()
-        self.scan.blocks.sort(key=lambda b: b.code.line)
+        self.scan.blocks.sort(key=_BLOCK_LINE)
 
     def _role_at(self, line: int) -> str:
         if not self.folds:

@@ -86,7 +86,7 @@ def is_failure_name(name: str) -> bool:
     """Whether a dotted name names a failure (``RuntimeError``, ``torch._dynamo.exc.Unsupported``;
     not ``UserWarning`` nor ``Error``): what :func:`is_failure_line` says of a line that holds
     only an ASCII dotted name, which its exception pattern takes whole."""
-    return _is_failure(name)
+    return _FAILURE_WORD.search(name) is not None and _is_failure(name)
 
 
 def is_failure_line(line: str) -> bool:
