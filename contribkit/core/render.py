@@ -50,7 +50,12 @@ def comment_text(value: Any) -> str:
 
 def one_line(value: Any) -> str:
     """Text on one line with control characters removed (for inline comments and labels)."""
-    return " ".join(_CONTROL.sub(" ", "" if value is None else str(value)).split())
+    text = "" if value is None else str(value)
+    # Printable text holds none of _CONTROL's characters and no whitespace but the space: when
+    # no space is doubled or at an end, it is its own answer (a warning, a note).
+    if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
+        return text
+    return " ".join(_CONTROL.sub(" ", text).split())
 
 
 def shell_quote(value: Any) -> str:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 import re
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from contribkit.core import redact
 from contribkit.core.config import REPO_CONFIG_NAME, ConfigError, Settings, load_settings
 from contribkit.core.errors import BadInput, warn
+from contribkit.core.record import Record
 from contribkit.git import cmd as gitcmd
 
 DEFAULT_REPO = "pytorch/pytorch"
@@ -50,8 +50,7 @@ def validate_slug(slug: str) -> str:
     return slug
 
 
-@dataclass
-class Workspace:
+class Workspace(Record):
     root: Path | None
     settings: Settings
 

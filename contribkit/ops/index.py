@@ -12,12 +12,12 @@ import contextlib
 import json
 import os
 import re
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from contribkit.core.cache import JsonCache
 from contribkit.core.errors import BadInput
+from contribkit.core.record import Record, as_dict, field
 from contribkit.ops.model import DerivativeEntry, DispatchEntry, Formula, NativeEntry
 
 INDEX_VERSION = 1
@@ -33,8 +33,7 @@ def family_of(name: str) -> str:
     return op
 
 
-@dataclass
-class YamlIndex:
+class YamlIndex(Record):
     """One yaml file's index: the family names, and the families' entries in buckets that are
     read from the cache on demand (a query reads the names and one bucket)."""
 
@@ -166,7 +165,7 @@ def parse_yaml(path: Path, kind: str) -> dict[str, list[dict[str, Any]]]:
         name = str(raw[key]).split("(", 1)[0]
         line = lines.get(name, 0)
         entry = native_entry(raw, line) if kind == "native" else derivative_entry(raw, line)
-        families.setdefault(family_of(name), []).append(asdict(entry))
+        families.setdefault(family_of(name), []).append(as_dict(entry))
     return families
 
 

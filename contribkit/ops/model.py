@@ -6,12 +6,16 @@ the type checker, so a warm query imports only what it uses. --grep and --new ke
 beside their code (grep.py, newop.py).
 
 Every report's ``as_dict`` is the documented ``--json`` schema (README, ``contribkit op``).
+The types are records (core/record): a warm query creates all of them, and a record class costs
+nothing to create where a dataclass compiles its methods.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from contribkit.core.record import Record, field
+from contribkit.core.record import as_dict as record_dict
 
 if TYPE_CHECKING:
     from contribkit.ops.findings import CheckoutFindings, Trace
@@ -19,16 +23,14 @@ if TYPE_CHECKING:
 SCHEMA_VERSION = 1
 
 
-@dataclass(frozen=True)
-class DispatchEntry:
+class DispatchEntry(Record, frozen=True):
     """One row of an overload's yaml dispatch table: a dispatch key and the kernel it names."""
 
     key: str
     kernel: str
 
 
-@dataclass
-class NativeEntry:
+class NativeEntry(Record):
     """One ``- func:`` entry of native_functions.yaml."""
 
     name: str  # the overload: add.Tensor, add_.Scalar, relu (no overload name)
@@ -49,16 +51,14 @@ class NativeEntry:
         return cls(**{**data, "dispatch": [DispatchEntry(**d) for d in data["dispatch"]]})
 
 
-@dataclass(frozen=True)
-class Formula:
+class Formula(Record, frozen=True):
     """The derivative formula of one input (or several, as derivatives.yaml joins them)."""
 
     input: str
     formula: str
 
 
-@dataclass
-class DerivativeEntry:
+class DerivativeEntry(Record):
     """One ``- name:`` entry of derivatives.yaml."""
 
     name: str
@@ -82,8 +82,7 @@ class DerivativeEntry:
         )
 
 
-@dataclass
-class Source:
+class Source(Record):
     """Where the yaml came from, and whether its index was built now or read from the cache."""
 
     kind: str  # "checkout" or "packaged"
@@ -92,8 +91,7 @@ class Source:
     index: str  # "built" or "cached" (for native_functions.yaml; derivatives.yaml alike)
 
 
-@dataclass
-class TorchFacts:
+class TorchFacts(Record):
     """What the target torch knows beyond the yaml (op_info.py's ``facts``, cached per build)."""
 
     torch_version: str | None
@@ -121,8 +119,7 @@ class TorchFacts:
         )
 
 
-@dataclass
-class Overload:
+class Overload(Record):
     """One overload in the report: its yaml entry, its derivative and what torch does with it."""
 
     entry: NativeEntry
@@ -132,8 +129,7 @@ class Overload:
     inductor: str | None  # lowered, fallback, decomposed, no lowering; None: not probed
 
 
-@dataclass
-class OpReport:
+class OpReport(Record):
     """What ``op NAME`` prints; ``as_dict`` is its ``--json``."""
 
     query: str
@@ -147,4 +143,4 @@ class OpReport:
     trace: Trace | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"schema": SCHEMA_VERSION, **asdict(self)}
+        return {"schema": SCHEMA_VERSION, **record_dict(self)}

@@ -3,11 +3,11 @@ search the checkout, trace on request, or plan a new operator."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from contribkit.core.errors import BadInput
+from contribkit.core.record import Record
 from contribkit.ops.index import YamlIndex
 from contribkit.ops.model import (
     DerivativeEntry,
@@ -35,8 +35,7 @@ NAMESPACES = {
 }
 
 
-@dataclass
-class OpRequest:
+class OpRequest(Record):
     """What ``contribkit op`` was asked: a NAME, a --grep PATTERN or a --new NAME, and options."""
 
     name: str | None

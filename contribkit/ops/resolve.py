@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from contribkit.core.errors import BadInput
+from contribkit.core.record import Record
 from contribkit.ops.index import YamlIndex, family_of
 
 # Python namespaces whose functions are aten ops named with a prefix (python_module in the yaml).
@@ -34,8 +34,7 @@ PLAIN = (
 _NAME = re.compile(r"^[A-Za-z_][\w.]*$")
 
 
-@dataclass(frozen=True)
-class Resolved:
+class Resolved(Record, frozen=True):
     """The operator family a query names, narrowed to one op or overload when it says one."""
 
     family: str

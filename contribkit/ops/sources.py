@@ -3,12 +3,12 @@ facts (one probe, cached per interpreter and torch build), and the yaml indexes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from contribkit.core.cache import JsonCache, cache_root
 from contribkit.core.config import Settings
 from contribkit.core.errors import BadInput
+from contribkit.core.record import Record
 from contribkit.core.workspace import NATIVE_IN_CHECKOUT, checkout_root
 from contribkit.ops.index import YamlIndex, load_index
 from contribkit.ops.model import Source, TorchFacts
@@ -21,8 +21,7 @@ DERIVATIVES_PACKAGED = "packaged/autograd/derivatives.yaml"
 FACTS_VERSION = 1
 
 
-@dataclass
-class Sources:
+class Sources(Record):
     """The two indexes, where they came from, the checkout (if any) and the torch facts."""
 
     source: Source

@@ -18,7 +18,7 @@ from typing import Any
 from contribkit import __version__
 from contribkit.core.cache import JsonCache
 from contribkit.core.datadirs import data_dir
-from contribkit.core.render import OutputFile, render
+from contribkit.core.render import OutputFile, one_line, render
 from contribkit.core.termsafe import visible
 from contribkit.core.verdict import RUNTIME_FILE
 from contribkit.issue.model import Issue, ParsedIssue
@@ -42,6 +42,7 @@ _RENDER_SOURCES = (
     "target/reproconfine.py",
     "target/reproexpect.py",
     "target/reprotrace.py",
+    "target/reproerrors.py",
     "target/reprolib.py",
     "core/render.py",
     "core/termsafe.py",
@@ -125,6 +126,7 @@ RUNTIME_FILES = (  # joined in this order
     "reproconfine.py",
     "reproexpect.py",
     "reprotrace.py",
+    "reproerrors.py",
     "reprolib.py",
 )
 _JUDGE_IMPORT = re.compile(
@@ -241,7 +243,7 @@ def _render_script(spec: ReproSpec) -> str:
                 if value is not None
             ],
             code_source=parsed.code_source or "(no code in the issue)",
-            code_notes=spec.header_notes,
+            code_notes=notes_lines(spec.header_notes),
             version=__version__,
             input_hash=spec.digest,
             runtime_file=RUNTIME_FILE,
@@ -264,6 +266,13 @@ def _render_script(spec: ReproSpec) -> str:
             oracle_line=describe_expect(spec.expect),
         )
     )
+
+
+def notes_lines(notes: list[str]) -> str:
+    """The header's notes as comment lines, each on one line: joined here, not in the template's
+    sandbox, where each of an issue's thousands of notes (a warning per block) cost a filter call.
+    """
+    return "\n".join(f"#   {one_line(note)}" for note in notes) or "#   (none)"
 
 
 def meta_document(spec: ReproSpec) -> dict[str, Any]:

@@ -12,12 +12,12 @@ import os
 import re
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from contribkit.core.cache import JsonCache, sha256_hex
 from contribkit.core.errors import BadInput
+from contribkit.core.record import Record, field, field_names
 
 PROBE_MARKER = "CONTRIBKIT_PROBE "
 PROBE_TIMEOUT_S = 180.0
@@ -36,8 +36,7 @@ def install_torch_hint(python: str) -> str:
     return f"pass --python with your PyTorch build's interpreter, or install torch there: {python} -m {wheel}"
 
 
-@dataclass
-class TorchInfo:
+class TorchInfo(Record):
     executable: str
     python_version: str
     torch: bool
@@ -55,11 +54,12 @@ class TorchInfo:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TorchInfo:
-        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        names = field_names(cls)
+        known = {k: v for k, v in data.items() if k in names}
         return cls(**known)
 
     def as_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+        return {name: getattr(self, name) for name in field_names(self)}
 
 
 def probe_source(name: str) -> str:

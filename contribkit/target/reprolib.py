@@ -1,7 +1,7 @@
-# contribkit repro runtime, part 3: the Repro driver. Embedded verbatim in every generated repro
-# script after reprojudge.py (the judging functions) and reprotrace.py (the execution evidence;
-# this file's import of both is dropped there), so it is standard-library only, runs on Python
-# 3.9+, and has no __future__ imports.
+# contribkit repro runtime, part 5: the Repro driver. Embedded verbatim in every generated repro
+# script after reprojudge.py (the judging functions), reprotrace.py (the execution evidence) and
+# reproerrors.py (what a raised error says; this file's import of them is dropped there), so it
+# is standard-library only, runs on Python 3.9+, and has no __future__ imports.
 # The verdict contract (see contribkit's README): the last line printed is
 #   contribkit-verdict: <VERDICT> [<oracle>] <detail>
 # with exit 0 NOT_REPRODUCED, 1 REPRODUCED, 125 CANNOT_RUN (compatible with `git bisect run`).
@@ -20,14 +20,13 @@ from typing import Any, Callable, Dict, List, NoReturn, Optional
 
 # contribkit:judge-import (the runtime module holds the other files' text above instead)
 from contribkit.target.reproconfine import Confined
+from contribkit.target.reproerrors import classify_error, eager_only_error, signature_text
 from contribkit.target.reproexpect import (
     EXPECT_AUTO,
     EXPECT_USAGE,
     UserOracle,
     abstain_hint,
     code_error,
-    resource_error,
-    toolchain_error,
 )
 from contribkit.target.reprojudge import (
     CAUGHT,
@@ -44,7 +43,6 @@ from contribkit.target.reprojudge import (
     output_lines,
     printed_signature,
     signal_name,
-    signature_matches,
 )
 from contribkit.target.reprotrace import (
     EVIDENCE_ENV,
@@ -92,25 +90,6 @@ class _Tee:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
-
-
-def eager_only_error(compiled: Callable[[], Any], eager: Callable[[], Any]) -> Optional[str]:
-    """What differs when ``eager()`` raises a torch error and ``compiled()``, called on the same
-    inputs, returns a value; None when both raise, both return, or eager's error is the code's."""
-    try:
-        eager()
-        return None
-    except Exception as exc:
-        if code_error(exc) or resource_error(exc):
-            return None
-        error = describe(exc)
-    try:
-        compiled()
-    except Exception:
-        return None
-    return ("eager raises " + error + ", but torch.compile returns a value on the same inputs")[
-        :300
-    ]
 
 
 class Repro:
@@ -571,50 +550,11 @@ class Repro:
             self.verdict(verdict, detail[:400], "recompiles" if verdict != "CANNOT_RUN" else "")
 
     def _expected(self) -> str:
-        if not self.signature:
-            return ""
-        sig = self.signature
-        return sig["exc_type"] + (": " + sig["message"] if sig.get("message") else "")
+        return signature_text(self.signature)
 
     def classify(self, exc: BaseException) -> "tuple[str, str, str]":
         """The verdict, detail and oracle for an exception the issue's code raised."""
-        sig = self.signature
-        names = {cls.__name__ for cls in type(exc).__mro__}
-        evidence = self.evidence
-        if sig and signature_matches(exc, sig["exc_type"], sig.get("message", "")):
-            return "REPRODUCED", describe(exc), "signature"
-        if isinstance(exc, ImportError):
-            return "CANNOT_RUN", "missing module: " + describe(exc), ""
-        if toolchain_error(exc):
-            return (
-                "CANNOT_RUN",
-                "torch.compile found no build tool it runs here: " + describe(exc),
-                "",
-            )
-        own = set(evidence.get("check_raises") or [])
-        if not sig and (isinstance(exc, AssertionError) or names & own):
-            return "REPRODUCED", "the issue's own check failed: " + describe(exc), "assert"
-        if (
-            evidence.get("graph_break")
-            and "Unsupported" in names
-            and "Observed exception" not in str(exc)
-        ):
-            return (
-                "REPRODUCED",
-                "fullgraph compile hit a graph break: " + describe(exc),
-                "graph-break",
-            )
-        if evidence.get("crash") and not code_error(exc):
-            detail = "raises " + describe(exc) + " instead of crashing"
-            return "NOT_REPRODUCED", detail, "crash"
-        if sig:
-            detail = "different error: got " + describe(exc) + "; the issue reports "
-            return "CANNOT_RUN", detail + self._expected(), ""
-        return (
-            "CANNOT_RUN",
-            "error, and the issue gives no signature to compare: " + describe(exc),
-            "",
-        )
+        return classify_error(exc, self.signature, self.evidence)
 
     def _excepthook(self, exc_type: Any, exc: BaseException, tb: Any) -> None:
         if isinstance(exc, KeyboardInterrupt):

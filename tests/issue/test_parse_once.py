@@ -17,6 +17,7 @@ import pytest
 
 from contribkit.issue.model import Issue
 from contribkit.issue.parse import MAX_SOURCE_CHARS, parse_issue
+from contribkit.issue.parse.classify import classify
 from contribkit.repro.plan import plan_repro
 from contribkit.repro.spec import build_spec
 
@@ -62,6 +63,34 @@ def test_each_distinct_code_text_is_parsed_once(parsed_texts: Counter[str]) -> N
     assert len(parsed_texts) > 30  # every block's text was looked at
     twice = {text: n for text, n in parsed_texts.items() if n > 1}
     assert twice == {}
+
+
+# One-line blocks and their kinds under an untagged, a python, another and a shell fence.
+NAME_LINES = {
+    "v7": ("output", "output", "output", "shell"),  # a name: its printed value
+    "torch.float32": ("output",) * 4,  # printed under a shell fence too
+    "x.grad": ("output", "output", "output", "shell"),
+    "π": ("output", "output", "output", "shell"),
+    "RuntimeError": ("traceback",) * 4,  # an exception's name: a traceback's last line
+    "torch._dynamo.exc.Unsupported": ("traceback",) * 4,
+    "pass": ("python", "python", "output", "shell"),  # a keyword: a statement
+    "None": ("output", "output", "output", "shell"),
+    "x.if": ("output", "python", "output", "shell"),  # does not parse
+    "a..b": ("output", "python", "output", "shell"),
+}
+
+
+@pytest.mark.parametrize(("line", "kinds"), NAME_LINES.items())
+def test_a_block_that_only_names_a_value_is_output_without_a_parse(
+    parsed_texts: Counter[str], line: str, kinds: tuple[str, ...]
+) -> None:
+    tags = ("", "python", "cpp", "bash")
+    found = [[piece.kind for piece in classify(f"{line}\n\n", tag)] for tag in tags[:3]]
+    # under any tag but a shell one, a name that is neither a keyword nor an exception's name is
+    # known for output without ast.parse (an exception's name is a traceback without one too)
+    assert (line in parsed_texts) == (line in {"pass", "None", "x.if", "a..b"})
+    found.append([piece.kind for piece in classify(f"{line}\n\n", tags[3])])
+    assert found == [[kind] for kind in kinds]
 
 
 def test_the_program_is_parsed_once_for_its_facts_edits_and_evidence(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from contribkit.target.reproerrors import classify_error, eager_only_error, signature_text
 from contribkit.target.reprojudge import (
     judge_recompiles,
     judge_runs,
@@ -11,7 +12,6 @@ from contribkit.target.reprojudge import (
     printed_signature,
     signature_matches,
 )
-from contribkit.target.reprolib import eager_only_error
 
 
 class BackendCompilerFailed(RuntimeError):
@@ -126,3 +126,87 @@ def test_eager_running_out_of_memory_is_no_divergence() -> None:
     assert eager_only_error(lambda: 1, oom) is None
     found = eager_only_error(lambda: 1, rejects)
     assert found is not None and "out of bounds" in found
+
+
+class Unsupported(RuntimeError):  # torch._dynamo.exc.Unsupported, by name
+    pass
+
+
+SIG = {"exc_type": "RuntimeError", "message": "index 5 is out of bounds"}
+
+
+@pytest.mark.parametrize(
+    ("exc", "signature", "evidence", "expected"),
+    [
+        (
+            RuntimeError("index 5 is out of bounds for dimension 0"),
+            SIG,
+            {},
+            ("REPRODUCED", "RuntimeError: index 5 is out of bounds for dimension 0", "signature"),
+        ),
+        (
+            ImportError("No module named 'scipy'"),
+            SIG,
+            {},
+            ("CANNOT_RUN", "missing module: ImportError: No module named 'scipy'", ""),
+        ),
+        (
+            AssertionError("bad sum"),
+            None,
+            {},
+            ("REPRODUCED", "the issue's own check failed: AssertionError: bad sum", "assert"),
+        ),
+        (
+            ValueError("nope"),
+            None,
+            {"check_raises": ["ValueError"]},
+            ("REPRODUCED", "the issue's own check failed: ValueError: nope", "assert"),
+        ),
+        (
+            Unsupported("call_function"),
+            None,
+            {"graph_break": True},
+            (
+                "REPRODUCED",
+                "fullgraph compile hit a graph break: Unsupported: call_function",
+                "graph-break",
+            ),
+        ),
+        (
+            ValueError("bad input"),
+            None,
+            {"crash": True},
+            ("NOT_REPRODUCED", "raises ValueError: bad input instead of crashing", "crash"),
+        ),
+        (
+            NameError("name 'x' is not defined"),
+            None,
+            {"crash": True},  # the snippet's own breakage says nothing of the crash
+            (
+                "CANNOT_RUN",
+                "error, and the issue gives no signature to compare: NameError: name 'x' is not defined",
+                "",
+            ),
+        ),
+        (
+            TypeError("wrong"),
+            SIG,
+            {},
+            (
+                "CANNOT_RUN",
+                "different error: got TypeError: wrong; the issue reports RuntimeError: index 5 is out of bounds",
+                "",
+            ),
+        ),
+    ],
+)
+def test_an_error_the_code_raised_is_classified(
+    exc: BaseException,
+    signature: dict[str, str] | None,
+    evidence: dict[str, object],
+    expected: tuple[str, str, str],
+) -> None:
+    assert classify_error(exc, signature, evidence) == expected
+    assert signature_text(signature) == (
+        "RuntimeError: index 5 is out of bounds" if signature else ""
+    )

@@ -3,12 +3,13 @@ content first and its fence tag second."""
 
 from __future__ import annotations
 
+import keyword
 import re
 import textwrap
 
 from contribkit.issue.parse.env import is_collect_env
 from contribkit.issue.parse.scan import Piece, parse_python
-from contribkit.issue.parse.signature import error_start
+from contribkit.issue.parse.signature import error_start, is_failure_line, is_failure_name
 from contribkit.issue.parse.transcripts import (
     PRINTED,
     drop_non_code_lines,
@@ -67,6 +68,9 @@ _PLAIN_TAGS = frozenset(
     }
 )
 _IPYTHON_INPUT = re.compile(r"In \[\d*\]: ")
+# What every prompt has_prompts knows holds: ``>>>``, ``In [1]:``, ``(Pdb)``.
+_PROMPT_MARKS = re.compile(r">>>|In \[|\(Pdb\)")
+
 _SHELL_LINE = re.compile(
     r"\s*(?:\$\s"
     r"|(?:[A-Z_][A-Z0-9_]*=\S*\s+)+\S"
@@ -92,14 +96,20 @@ def classify(content: str, tag: str) -> list[Piece]:
     if first is None:
         return []
     lines, text = _dedented(lines[first:])
+    if len(lines) == 1 and tag not in _SHELL_TAGS and _is_printed_name(lines[0]):
+        return [Piece("output", first, text.rstrip())]
     if is_collect_env(lines):
         return [Piece("collect_env", first, text)]
-    if has_prompts(lines) and (
-        any(_IPYTHON_INPUT.match(line) for line in lines)  # `In [1]: x = 1` parses
-        or parse_python(text) is None
+    if (
+        _PROMPT_MARKS.search(text)  # no line can start with a prompt otherwise
+        and has_prompts(lines)
+        and (
+            any(_IPYTHON_INPUT.match(line) for line in lines)  # `In [1]: x = 1` parses
+            or parse_python(text) is None
+        )
     ):
         return [_shifted(p, first) for p in repl_pieces(lines)]
-    error = error_start(lines)
+    error = error_start(lines, text)
     if error is not None:
         head = lines[:error]
         head_kind = _plain_kind(head, tag) if any(line.strip() for line in head) else ""
@@ -119,6 +129,23 @@ def classify(content: str, tag: str) -> list[Piece]:
     return pieces
 
 
+def _is_printed_name(line: str) -> bool:
+    """A one-line block that is only a name or a dotted name (``v7``, ``torch.float32``,
+    ``x.grad``), none of its parts a keyword and not an exception's name (``RuntimeError`` is a
+    traceback's last line): the value it names, printed. What the full path below concludes for
+    it under any tag but a shell one (it parses to an expression that only names a value, which
+    is output), without parsing it: the blocks of a pasted log or listing are mostly such lines.
+    """
+    if "." not in line:  # the usual name: v7, out
+        if not line.isidentifier() or keyword.iskeyword(line):
+            return False
+    elif " " in line or not all(
+        p.isidentifier() and not keyword.iskeyword(p) for p in line.split(".")
+    ):
+        return False
+    return not (is_failure_name(line) if line.isascii() else is_failure_line(line))
+
+
 def _first_filled(lines: list[str]) -> int | None:
     """The index of the first line that is not blank, or None."""
     if lines and lines[0].strip():  # the usual case, without a generator
@@ -130,6 +157,8 @@ def _dedented(lines: list[str]) -> tuple[list[str], str]:
     """``lines`` dedented, and their text. Lines that all start with neither a space nor a tab
     are dedented already (most blocks: ``x = 1``, ``v7``): joined, not run through textwrap,
     which would give the same text back."""
+    if len(lines) == 1 and not lines[0].startswith((" ", "\t")):  # the usual one-line block
+        return lines, lines[0]
     text = "\n".join(lines)
     if not any(line.startswith((" ", "\t")) for line in lines):
         return lines, text

@@ -88,6 +88,8 @@ def _env_texts(scan: Scan) -> Iterator[str]:
 
 def _env_fields(text: str) -> dict[str, str | bool]:
     fields: dict[str, str | bool] = {}
+    if ":" not in text:  # every field line has one ("PyTorch version: 2.3"): most output has none
+        return fields
     lines = text.split("\n")
     for number, line in enumerate(lines):
         match = _ENV_LINE.fullmatch(line)

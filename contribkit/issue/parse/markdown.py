@@ -4,6 +4,7 @@ markdown-it's tokens into the blocks and prose of a :class:`~contribkit.issue.pa
 from __future__ import annotations
 
 import functools
+import operator
 import re
 import textwrap
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from markdown_it import MarkdownIt
     from markdown_it.token import Token
 
+_BLOCK_LINE = operator.attrgetter("code.line")  # a block's line, the sort key (in C)
 # Longer bodies and comments are cut here (with a warning): real reports are far shorter, and
 # pasted multi-megabyte logs would only slow every later step down.
 MAX_SOURCE_CHARS = 200_000
@@ -150,7 +152,7 @@ class _Reader:
     def read(self) -> None:
         self._walk(self.text, 0, 0)
         self._read_unfenced_code()
-        self.scan.blocks.sort(key=lambda b: b.code.line)
+        self.scan.blocks.sort(key=_BLOCK_LINE)
 
     def _role_at(self, line: int) -> str:
         if not self.folds:
@@ -221,7 +223,8 @@ class _Reader:
 
     def _code(self, content: str, info: str, start: int) -> None:
         role = self._role_at(start)
-        if _INFO_PROMPT.match(info):  # ```>>> import torch: the first line sits in the info string
+        # ```>>> import torch: the first line sits in the info string
+        if info and _INFO_PROMPT.match(info):
             content, info, start = f"{info}\n{content}", "", start - 1
         for piece in classify(content, _tag(info)):
             line = start + piece.offset + 1

@@ -30,6 +30,8 @@ _EXCEPTION_SUFFIXES = (
     "StopIteration",
     "Warning",
 )
+# What a failure's name holds: a suffix above (Warning aside: never a failure) or ``exc.``.
+_FAILURE_WORD = re.compile(r"Error|Exception|Exit|Interrupt|Fail|Unsupported|StopIteration|exc\.")
 # Distributed runs prefix every line of their output with the rank; pytest marks error lines "E".
 _LOG_PREFIX = re.compile(r"^(?:\[(?:rank|default)\d+\]:\s?|E {3,})")
 _FRAME = re.compile(r'^\s*File "[^"]*", line \d+')
@@ -80,25 +82,41 @@ def _exception_match(line: str) -> re.Match[str] | None:
     return _EXCEPTION_LINE.fullmatch(line)
 
 
-def _failure_line(line: str) -> bool:
+def is_failure_name(name: str) -> bool:
+    """Whether a dotted name names a failure (``RuntimeError``, ``torch._dynamo.exc.Unsupported``;
+    not ``UserWarning`` nor ``Error``): what :func:`is_failure_line` says of a line that holds
+    only an ASCII dotted name, which its exception pattern takes whole."""
+    return _FAILURE_WORD.search(name) is not None and _is_failure(name)
+
+
+def is_failure_line(line: str) -> bool:
+    """A line that names a failure: ``RuntimeError: boom``, ``torch._dynamo.exc.Unsupported``."""
+    if not _FAILURE_WORD.search(line):  # the name of every failure holds one of these
+        return False
     match = _exception_match(_strip_log(line))
     return match is not None and _is_failure(match.group("type"))
 
 
-def error_start(lines: list[str]) -> int | None:
-    """Where a block's traceback starts: its header, else the frames above its final error."""
-    if any(_TRACEBACK_HEADER in line for line in lines):  # a header line holds it, prefix or not
+def error_start(lines: list[str], text: str | None = None) -> int | None:
+    """Where a block's traceback starts: its header, else the frames above its final error.
+    ``text`` is ``lines`` joined by newlines, where the caller has it."""
+    if text is None:
+        text = "\n".join(lines)
+    if _TRACEBACK_HEADER in text:  # a header line holds it, prefix or not
         for number, line in enumerate(lines):
             if is_header(line):
                 return number
-    last = next((n for n in range(len(lines) - 1, -1, -1) if lines[n].strip()), None)
+    if lines and lines[-1].strip():  # the usual case (classify drops trailing blank lines)
+        last: int | None = len(lines) - 1
+    else:
+        last = next((n for n in range(len(lines) - 1, -1, -1) if lines[n].strip()), None)
     if last is None:
         return None
-    if not _failure_line(lines[last]):
-        if parse_python("\n".join(lines)) is not None:
+    if not is_failure_line(lines[last]):
+        if parse_python(text) is not None:
             return None
         # the last failure line above it (a failure line is never blank)
-        last = next((n for n in range(last - 1, -1, -1) if _failure_line(lines[n])), None)
+        last = next((n for n in range(last - 1, -1, -1) if is_failure_line(lines[n])), None)
         if last is None:
             return None
     start = last
@@ -128,7 +146,7 @@ def _traceback_signatures(text: str) -> list[Signature]:
     lines = [_strip_log(line) for line in text.split("\n")]
     headers = [n for n, line in enumerate(lines) if line.lstrip().startswith(_TRACEBACK_HEADER)]
     if not headers:
-        failures = [n for n, line in enumerate(lines) if _failure_line(line)]
+        failures = [n for n, line in enumerate(lines) if is_failure_line(line)]
         if not failures:
             return []
         last = failures[-1]

@@ -279,6 +279,8 @@ _NOT_CODE_LINE = re.compile(r"\s*(?:cc:?(?:\s+@[\w.-]+)+\s*$|@pytorch-?bot\b)", 
 
 def drop_non_code_lines(text: str) -> str:
     """``text`` without ``cc @user`` and bot-command lines: they are never code."""
+    if "@" not in text:  # both kinds of line hold one
+        return text
     return "\n".join(line for line in text.split("\n") if not _NOT_CODE_LINE.match(line))
 
 
@@ -306,6 +308,7 @@ def _bound_names(tree: ast.Module) -> set[str]:
 
 
 _ANY_PROMPT = re.compile(r"^\s*(?:>>>|\.\.\.|In \[\d*\]:)(?: |$)")
+_PROMPT_MARK = re.compile(r">>>|\.\.\.|In \[")  # what each prompt _ANY_PROMPT takes holds
 
 
 def prose_only(text: str, code: str) -> str:
@@ -317,6 +320,8 @@ def prose_only(text: str, code: str) -> str:
     lines = {line.strip() for line in code.splitlines() if line.strip()}
     if not lines:
         return text
+    if not _PROMPT_MARK.search(text):  # no line holds a prompt: each is compared as it is
+        return "\n".join(line for line in text.splitlines() if line.strip() not in lines)
     return "\n".join(
         line for line in text.splitlines() if _ANY_PROMPT.sub("", line).strip() not in lines
     )

@@ -1,0 +1,79 @@
+# contribkit repro runtime, part 4: what an error the issue's code raised says (pure, no state):
+# the issue's own failure, the snippet's own breakage (a missing name or module), a machine short
+# of memory or of a build tool, or an error eager raises where the compiled call returns.
+# Embedded verbatim in every generated repro script after reproexpect.py and before reprolib.py
+# (this file's imports of those files are dropped there; see
+# contribkit.repro.plan.runtime_source), so it is standard-library only, runs on Python 3.9+,
+# and has no __future__ imports.
+from typing import Any, Callable, Dict, Optional
+
+# contribkit:judge-import (the runtime module holds the other files' text above instead)
+from contribkit.target.reproexpect import code_error, resource_error, toolchain_error
+from contribkit.target.reprojudge import describe, signature_matches
+
+# contribkit:end-judge-import
+
+
+def eager_only_error(compiled: Callable[[], Any], eager: Callable[[], Any]) -> Optional[str]:
+    """What differs when ``eager()`` raises a torch error and ``compiled()``, called on the same
+    inputs, returns a value; None when both raise, both return, or eager's error is the code's."""
+    try:
+        eager()
+        return None
+    except Exception as exc:
+        if code_error(exc) or resource_error(exc):
+            return None
+        error = describe(exc)
+    try:
+        compiled()
+    except Exception:
+        return None
+    return ("eager raises " + error + ", but torch.compile returns a value on the same inputs")[
+        :300
+    ]
+
+
+def signature_text(signature: Optional[Dict[str, str]]) -> str:
+    """The failure the issue reports, ``Type: message`` ("" when it reports none)."""
+    if not signature:
+        return ""
+    return signature["exc_type"] + (": " + signature["message"] if signature.get("message") else "")
+
+
+def classify_error(
+    exc: BaseException, signature: Optional[Dict[str, str]], evidence: Dict[str, Any]
+) -> "tuple[str, str, str]":
+    """The verdict, detail and oracle for an exception the issue's code raised, given the
+    issue's signature and the repro's evidence (see reprolib.Repro)."""
+    sig = signature
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    if sig and signature_matches(exc, sig["exc_type"], sig.get("message", "")):
+        return "REPRODUCED", describe(exc), "signature"
+    if isinstance(exc, ImportError):
+        return "CANNOT_RUN", "missing module: " + describe(exc), ""
+    if toolchain_error(exc):
+        return "CANNOT_RUN", "torch.compile found no build tool it runs here: " + describe(exc), ""
+    own = set(evidence.get("check_raises") or [])
+    if not sig and (isinstance(exc, AssertionError) or names & own):
+        return "REPRODUCED", "the issue's own check failed: " + describe(exc), "assert"
+    if (
+        evidence.get("graph_break")
+        and "Unsupported" in names
+        and "Observed exception" not in str(exc)
+    ):
+        return (
+            "REPRODUCED",
+            "fullgraph compile hit a graph break: " + describe(exc),
+            "graph-break",
+        )
+    if evidence.get("crash") and not code_error(exc):
+        detail = "raises " + describe(exc) + " instead of crashing"
+        return "NOT_REPRODUCED", detail, "crash"
+    if sig:
+        detail = "different error: got " + describe(exc) + "; the issue reports "
+        return "CANNOT_RUN", detail + signature_text(sig), ""
+    return (
+        "CANNOT_RUN",
+        "error, and the issue gives no signature to compare: " + describe(exc),
+        "",
+    )
