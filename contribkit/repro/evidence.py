@@ -397,7 +397,8 @@ _TITLE_MPS = re.compile(r"\bmps\b", re.I)
 # ("NOT_REPRODUCED for a claim about Windows, run on a Linux CPU"): "... crashes on Windows",
 # "wrong result on Apple silicon", "segfault on aarch64"; the dev set has none (tests hold them).
 _TITLE_PLATFORMS = (
-    ("windows", re.compile(r"\bwindows\b|\bwin(?:32|64|10|11)\b", re.I)),
+    # "Windows" the OS, not "sliding windows" (unfold, stft): capitalised, or after "on".
+    ("windows", re.compile(r"\bWindows\b|(?i:\b(?:on|under) windows\b|\bwin(?:32|64|10|11)\b)")),
     ("macos", re.compile(r"\bmac ?os\b|\bos ?x\b|\bapple silicon\b|\bmacbook\b", re.I)),
     ("arm64", re.compile(r"\baarch64\b|\barm64\b|\bgraviton\b", re.I)),
 )

@@ -285,6 +285,8 @@ def test_a_bug_said_to_show_on_the_cpu_too_is_not_held_to_the_gpu(
         ("segfault in conv2d on aarch64", "arm64"),
         ("conv2d is slow on windows and macOS", None),  # two platforms: no single claim
         ("torch.add raises an error", None),
+        ("unfold over sliding windows returns the wrong shape", None),
+        ("stft gives wrong output on windows 11", "windows"),
     ],
 )
 def test_a_title_naming_a_platform_claims_the_bug_there(title: str, platform: str | None) -> None:
