@@ -45,6 +45,17 @@ _COMPARE_CALLS = {
     "np.testing.assert_allclose": "allclose",
 }
 _STDLIB = set(getattr(sys, "stdlib_module_names", ())) | {"__future__"}
+# Functions that reduce a difference to a size: ``np.max(np.abs(a - b))``, ``torch.norm(a - b)``
+# (the method forms, ``(a - b).abs().max()``, are read from the attribute).
+_MEASURES = {
+    f"{module}.{name}"
+    for module in ("torch", "numpy", "torch.linalg", "numpy.linalg")
+    for name in ("abs", "absolute", "max", "amax", "norm", "mean", "sum")
+} | {"abs", "max"}
+_MEASURE_METHODS = ("abs", "max", "norm", "amax", "mean", "sum")
+# Conversions a value may go through on its way into a comparison: ``a.astype(np.float64)``,
+# ``a.to(torch.float64)`` (no-argument ones, ``.double()``, ``.cpu()``, pass as they are).
+_CONVERSIONS = ("astype", "to", "type")
 
 
 @dataclass
@@ -394,7 +405,14 @@ def _comparisons(
             elif (
                 isinstance(root, ast.Call)
                 and isinstance(root.func, ast.Attribute)
-                and not root.args
+                and (
+                    not root.args
+                    or (
+                        root.func.attr in _CONVERSIONS
+                        and len(root.args) == 1
+                        and bool(dotted(root.args[0]))
+                    )
+                )
             ):
                 root = root.func.value
             else:
@@ -449,15 +467,20 @@ def _compared(
                 if kw.arg in ("rtol", "atol", "equal_nan")
             }
             return Comparison(actual=a, expected=b, style=style, keywords=keywords)
-    # (a - b).abs().max() and friends: a difference of two module-level values
-    if isinstance(node.func, ast.Attribute) and node.func.attr in ("abs", "max", "norm"):
-        inner = node.func.value
-        while isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute):
-            inner = inner.func.value
-        if isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Sub):
-            a, b = simple(inner.left), simple(inner.right)
-            if a and b:
-                return Comparison(actual=a, expected=b, style="assert_close", measured=True)
+    # (a - b).abs().max(), np.max(np.abs(a - b)) and friends: a difference of two
+    # module-level values, measured. Class: dev 180153 (the method form), 180154 (numpy's).
+    inner: ast.AST = node
+    while isinstance(inner, ast.Call):
+        if qualified(inner.func, aliases) in _MEASURES and inner.args:
+            inner = inner.args[0]  # np.max(x): a function of its first argument
+        elif isinstance(inner.func, ast.Attribute) and inner.func.attr in _MEASURE_METHODS:
+            inner = inner.func.value  # x.max(): a method of its value
+        else:
+            break
+    if inner is not node and isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Sub):
+        a, b = simple(inner.left), simple(inner.right)
+        if a and b:
+            return Comparison(actual=a, expected=b, style="assert_close", measured=True)
     return None
 
 

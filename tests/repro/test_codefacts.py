@@ -217,3 +217,29 @@ def test_a_negated_comparison_is_not_one_to_assert() -> None:
         "assert not torch.equal(a, b)\nprint(torch.allclose(a.clone(), b))\n"
     )
     assert [(c.actual, c.expected) for c in facts.comparisons] == [("a.clone()", "b")]
+
+
+def test_a_difference_measured_with_functions_is_a_comparison() -> None:
+    # numpy's and torch's function forms of ``(a - b).abs().max()``, through a conversion.
+    facts = analyse(
+        "import numpy as np\nimport torch\nx = torch.rand(8)\n"
+        "ref = np.cumprod(x.numpy().astype(np.float64))\ncpu = torch.cumprod(x, 0).numpy()\n"
+        "gpu = torch.cumprod(x.cuda(), 0).cpu().numpy()\n"
+        "print(float(np.max(np.abs(cpu.astype(np.float64) - ref))))\n"
+        "print(torch.norm(torch.from_numpy(gpu) - torch.from_numpy(cpu)))\n"
+        "print(np.linalg.norm(gpu - ref), abs(gpu - cpu).max())\n"
+    )
+    pairs = [(c.actual, c.expected, c.measured) for c in facts.comparisons]
+    # torch.from_numpy(gpu) is a call check() would have to repeat: not a value it names.
+    assert pairs == [
+        ("cpu.astype(np.float64)", "ref", True),
+        ("gpu", "ref", True),
+        ("gpu", "cpu", True),
+    ]
+    # A conversion with a computed argument is not a value check() can name.
+    assert (
+        analyse(
+            "import torch\na = torch.ones(2)\nb = a\nprint((a.to(b.dtype + 1) - b).abs())\n"
+        ).comparisons
+        == []
+    )
