@@ -48,6 +48,7 @@ from contribkit.target.reprotrace import (
     EVIDENCE_ENV,
     EVIDENCE_PREFIX,
     Recorder,
+    Tee,
     explain_lines,
     issue_needs,
     main_file,
@@ -63,33 +64,6 @@ CHILD_ENV = "CONTRIBKIT_REPRO_CHILD"
 ENGINE_ENV = "CONTRIBKIT_QUANTIZED_ENGINE"
 OUTPUT_ENV = "CONTRIBKIT_REPRO_OUTPUT"  # determinism: where a child writes what it printed
 COMPARE_EXIT = 3  # a child that wrote its output for the determinism oracle
-
-
-class _Tee:
-    """Passes writes through to a stream and keeps the last ``limit`` characters of them."""
-
-    def __init__(self, stream: Any, limit: int = 1 << 20) -> None:
-        self._stream = stream
-        self._limit = limit
-        self._chunks: List[str] = []
-        self._size = 0
-        self.total = 0  # characters written in all
-
-    def write(self, text: str) -> int:
-        self._chunks.append(text)
-        self._size += len(text)
-        self.total += len(text)
-        if self._size > 2 * self._limit:  # trim now and then: writes stay O(1) on average
-            kept = self.seen
-            self._chunks, self._size = [kept], len(kept)
-        return int(self._stream.write(text))
-
-    @property
-    def seen(self) -> str:
-        return "".join(self._chunks)[-self._limit :]
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._stream, name)
 
 
 class Repro:
@@ -132,8 +106,8 @@ class Repro:
         self.exit_requested: List[Any] = []
         self.skipped: List[str] = []  # unittest tests that skipped
         self._done = False
-        self._stdout: Optional[_Tee] = None
-        self._stderr: Optional[_Tee] = None
+        self._stdout: Optional[Tee] = None
+        self._stderr: Optional[Tee] = None
         self._marks: List["tuple[int, int]"] = []
         self._argv: List[str] = []
         self._started = 0.0
@@ -190,8 +164,8 @@ class Repro:
         tee = ("units", "determinism")
         said = self.signature and self.signature.get("message")
         if self.user is not None or said or any(map(self.evidence.get, tee)):
-            sys.stdout = self._stdout = _Tee(sys.stdout)
-            sys.stderr = self._stderr = _Tee(sys.stderr)
+            sys.stdout = self._stdout = Tee(sys.stdout)
+            sys.stderr = self._stderr = Tee(sys.stderr)
         sys.excepthook = self._excepthook
         atexit.register(self._at_exit)
         self._wrap_sys_exit()

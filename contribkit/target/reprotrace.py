@@ -1,7 +1,7 @@
-# contribkit repro runtime, part 2: the execution evidence (what the issue's code ran). Embedded
-# verbatim in every generated repro script between reprojudge.py and reprolib.py (see
-# contribkit.repro.plan.runtime_source), so it is standard-library only (torch is imported
-# when recording starts), runs on Python 3.9+, and has no __future__ imports.
+# contribkit repro runtime, part 2: the execution evidence (what the issue's code ran, and a tee
+# of what it printed). Embedded verbatim in every generated repro script between reprojudge.py
+# and reprolib.py (see contribkit.repro.plan.runtime_source), so it is standard-library only
+# (torch is imported when recording starts), runs on Python 3.9+, and has no __future__ imports.
 import contextlib
 import functools
 import os
@@ -257,6 +257,33 @@ class Recorder:
         exc, name = self.raised[0], self.raised[1]
         text = str(exc).strip().splitlines()
         return "%s raised %s%s" % (name, type(exc).__name__, ": " + text[0][:200] if text else "")
+
+
+class Tee:
+    """Passes writes through to a stream and keeps the last ``limit`` characters of them."""
+
+    def __init__(self, stream: Any, limit: int = 1 << 20) -> None:
+        self._stream = stream
+        self._limit = limit
+        self._chunks: List[str] = []
+        self._size = 0
+        self.total = 0  # characters written in all
+
+    def write(self, text: str) -> int:
+        self._chunks.append(text)
+        self._size += len(text)
+        self.total += len(text)
+        if self._size > 2 * self._limit:  # trim now and then: writes stay O(1) on average
+            kept = self.seen
+            self._chunks, self._size = [kept], len(kept)
+        return int(self._stream.write(text))
+
+    @property
+    def seen(self) -> str:
+        return "".join(self._chunks)[-self._limit :]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
 
 
 def platform_here() -> str:
