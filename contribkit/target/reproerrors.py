@@ -5,11 +5,13 @@
 # (this file's imports of those files are dropped there; see
 # contribkit.repro.plan.runtime_source), so it is standard-library only, runs on Python 3.9+,
 # and has no __future__ imports.
+import os
 from typing import Any, Callable, Dict, Optional
 
 # contribkit:judge-import (the runtime module holds the other files' text above instead)
 from contribkit.target.reproexpect import code_error, resource_error, toolchain_error
 from contribkit.target.reprojudge import describe, signature_matches
+from contribkit.target.reprotrace import main_file
 
 # contribkit:end-judge-import
 
@@ -40,6 +42,14 @@ def signature_text(signature: Optional[Dict[str, str]]) -> str:
     return signature["exc_type"] + (": " + signature["message"] if signature.get("message") else "")
 
 
+def _raised_here(exc: BaseException) -> bool:
+    """``exc`` was raised by the script's own code (the issue's), not inside a library."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename) == main_file()
+
+
 def classify_error(
     exc: BaseException, signature: Optional[Dict[str, str]], evidence: Dict[str, Any]
 ) -> "tuple[str, str, str]":
@@ -53,6 +63,10 @@ def classify_error(
         return "CANNOT_RUN", "missing module: " + describe(exc), ""
     if toolchain_error(exc):
         return "CANNOT_RUN", "torch.compile found no build tool it runs here: " + describe(exc), ""
+    if type(exc).__name__ in ("NameError", "UnboundLocalError") and _raised_here(exc):
+        # A snippet cut from a longer program: the name was defined in what was left out.
+        detail = "the issue's code uses a name it never defines (" + describe(exc) + ")"
+        return "CANNOT_RUN", detail + ": define it in repro.py", ""
     own = set(evidence.get("check_raises") or [])
     if not sig and (isinstance(exc, AssertionError) or names & own):
         return "REPRODUCED", "the issue's own check failed: " + describe(exc), "assert"

@@ -310,6 +310,16 @@ def test_a_missing_compiler_is_this_machines_error_not_the_issues(tmp_path: Path
         assert "--expect" not in last
 
 
+def test_a_name_the_snippet_never_defines_is_named(tmp_path: Path) -> None:
+    # A snippet cut from a longer program: the verdict says what to add, not "an error".
+    exit_code, last, _ = run(generate(tmp_path, "import torch\nprint(torch.ones(2) + b)\n"))
+    assert exit_code == 125
+    assert last.endswith(
+        "CANNOT_RUN the issue's code uses a name it never defines (NameError: name 'b' is not"
+        " defined): define it in repro.py"
+    )
+
+
 def test_template_parts_pass_ruff(tmp_path: Path) -> None:
     script = generate(
         tmp_path, INDEX_ADD, INDEX_ADD_SIG, env=ReporterEnv(torch_version="2.9.1", os="Linux")
