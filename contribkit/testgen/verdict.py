@@ -30,6 +30,15 @@ _NO_DEVICE = {
     "the issue reports the bug on cuda": "cuda",
 }
 _ORACLE_TAG = re.compile(r"^\[[\w:-]+\] ")
+# A fallback leg (``--device cpu`` where the issue's device is missing) that ran the code to its
+# end and printed values its quoted-output oracle could not decide: it says nothing about the
+# device the bug is reported on, so the test is for that device, as if no leg had run. The
+# class: a CUDA issue quoting values of random inputs on both devices (dev set 20551, torch.norm
+# of a rand tensor against its .to(device) copy) or of a CUDA op beside its CPU twin
+# (tests/testgen/test_fromrepro_oracles.py's cumsum fixture).
+_UNDECIDED_FALLBACK = re.compile(
+    r"^completed on \w+, but what it printed neither matches nor clearly differs\b"
+)
 # The decorator that restricts a device-generic test to each device.
 ONLY_DEVICE = {"cuda": "onlyCUDA"}
 REPRO_TIMEOUT_S = 600.0
@@ -72,6 +81,13 @@ def missing_device(verdict: ReproVerdict) -> str | None:
     # The verdict line names the deciding oracle first ("[device] device cuda is not …").
     detail = _ORACLE_TAG.sub("", verdict.detail.removeprefix("CANNOT_RUN: "))
     return next((d for text, d in _NO_DEVICE.items() if detail.startswith(text)), None)
+
+
+def _undecided_fallback(verdict: ReproVerdict) -> bool:
+    if verdict.word != "CANNOT_RUN" or verdict.device == "default":
+        return False
+    detail = _ORACLE_TAG.sub("", verdict.detail.removeprefix("CANNOT_RUN: "))
+    return bool(_UNDECIDED_FALLBACK.match(detail))
 
 
 def oracle_of(verdict: ReproVerdict) -> str | None:
@@ -157,7 +173,7 @@ def judge(verdicts: Verdicts, force: bool) -> Gate:
         )
     ran = [v for v in found if not missing_device(v)]
     devices = [d for d in map(missing_device, found) if d]
-    if devices and not ran:
+    if devices and all(_undecided_fallback(v) for v in ran):
         return _device_gate(devices[0], where)
     if ran and all(v.word == "NOT_REPRODUCED" for v in ran):
         before = verdicts.reproduced_before
