@@ -409,19 +409,46 @@ def test_an_expected_value_stated_in_prose_becomes_the_assertion() -> None:
 
 
 # A floor division of a negative number by inf gives -1, not -0 (torch 2.13, CPU), in float64
-# too: the float64 reference shares the bug, so a test against it would pass while it is there.
+# too: the float64 reference shares the bug (it is in the operation, not its precision).
 FLOOR_CODE = (
-    "import torch\n"
-    "a = torch.tensor(-2.5)\n"
-    "b = torch.tensor(float('inf'))\n"
-    "print(torch.div(a, b, rounding_mode='floor'))\n"
+    "import torch\na = torch.tensor(-2.5)\nb = torch.tensor(float('inf'))\nprint({value})\n"
 )
+FLOOR = "torch.div(a, b, rounding_mode='floor')"
+# Compiled with the eager backend, eager (the reference for compiled code) shares it too.
+COMPILED_FLOOR = (
+    "torch.compile(lambda a, b: torch.div(a, b, rounding_mode='floor'), backend='eager')(a, b)"
+)
+
+
+def floor_issue(number: int, value: str) -> dict[str, Any]:
+    body = (
+        "## 🐛 Describe the bug\n\n"
+        + fence(FLOOR_CODE.format(value=value))
+        + "It prints\n```\ntensor(-1.)\n```\n"
+    )
+    return issue(number, "div floor of a negative number by inf", body)
+
+
+@pytest.mark.slow
+def test_a_float64_reference_that_shares_the_bug_still_rules_out_the_reported_value(
+    fork_repo: Path, run_cli: RunCli
+) -> None:
+    path, summary = generated(make_test(fork_repo, run_cli, floor_issue(9502, FLOOR)), fork_repo)
+    assert (
+        "checked once before writing: the test fails here, as the repro REPRODUCED"
+        in (summary["notes"])
+    )
+    text = path.read_text()
+    compared = text.index("self.assertEqual(actual, expected, exact_dtype=False")
+    assert text.index("self.assertNotEqual(actual, torch.tensor(-1.),") > compared
+    ran = run_file(path)
+    assert ran.returncode == 1, ran.stderr[-2000:]
+    assert "#9502 is back: the value is the one the issue reports" in ran.stderr
 
 
 @pytest.mark.slow
 def test_a_test_that_does_not_see_the_bug_is_refused(fork_repo: Path, run_cli: RunCli) -> None:
-    body = "## 🐛 Describe the bug\n\n" + fence(FLOOR_CODE) + "It prints\n```\ntensor(-1.)\n```\n"
-    data = issue(9501, "div floor of a negative number by inf", body)
+    data = floor_issue(9501, COMPILED_FLOOR)
     before = sorted(p for p in (fork_repo / "test").rglob("*"))
     refused = make_test(fork_repo, run_cli, data)
     assert refused.returncode == 2, refused.stderr
@@ -434,6 +461,7 @@ def test_a_test_that_does_not_see_the_bug_is_refused(fork_repo: Path, run_cli: R
     )
     path, summary = generated(forced, fork_repo)
     assert any("written with --force: the test passes here" in n for n in summary["notes"])
+    assert "compiled differs from eager" in path.read_text()
     assert run_file(path).returncode == 0  # what the note warns of
 
 
