@@ -395,8 +395,8 @@ _DYNAMO_ORACLES: dict[str, tuple[str, Callable[[dict[str, Any]], str]]] = {
 # while the code raises any error. Only where that oracle decided the verdict (NOT_REPRODUCED,
 # checked once before writing): with no error text to match, the code must have been seen to
 # run clean. The class: a compile issue that says "fullgraph=True causes error" beside the
-# call (dev set 181817, a set_stance fallback), and an issue that says "this raises an
-# internal error" with no traceback (tests/testgen/test_fromrepro_oracles.py's fixture).
+# call (dev set 181817, a set_stance fallback), and an issue that says indexing "raises an
+# error for me" with no traceback (tests/testgen/test_fromrepro_oracles.py's fixture).
 _NO_ERROR = ("no-error", "reports_error", "error")
 
 
@@ -407,9 +407,9 @@ def inferred_expect(meta: dict[str, Any], decided: str | None) -> str | None:
     evidence = meta.get("evidence")
     if not isinstance(evidence, dict):
         return None
-    name, key, said = _NO_ERROR
-    if decided == name:
-        return said if evidence.get(key) else None
+    no_error, reported, as_expect = _NO_ERROR
+    if decided == no_error:
+        return as_expect if evidence.get(reported) else None
     if decided is None and has_oracle_evidence(meta):
         return None
     for name, (key, say) in _DYNAMO_ORACLES.items():

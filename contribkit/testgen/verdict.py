@@ -3,7 +3,8 @@
 ``test --from-repro`` reads the repro's verdicts from the newest run record that ran it (what
 ``contribkit run`` saw), else runs ``repro.py`` once. A test is written from a repro that
 REPRODUCED (it fails now for the issue's reason) or that could not run for lack of a device (the
-test is then for that device only); a repro that fixed code no longer reproduces gives a test
+test is then for that device only; also where the run on CPU instead ran the code but could not
+decide what it printed); a repro that fixed code no longer reproduces gives a test
 with a note. An INCOMPLETE repro, one that failed with a different error, or one whose error has
 no signature to compare is refused: a test from it would fail for another reason.
 """
@@ -33,9 +34,9 @@ _ORACLE_TAG = re.compile(r"^\[[\w:-]+\] ")
 # A fallback leg (``--device cpu`` where the issue's device is missing) that ran the code to its
 # end and printed values its quoted-output oracle could not decide: it says nothing about the
 # device the bug is reported on, so the test is for that device, as if no leg had run. The
-# class: a CUDA issue quoting values of random inputs on both devices (dev set 20551, torch.norm
-# of a rand tensor against its .to(device) copy) or of a CUDA op beside its CPU twin
-# (tests/testgen/test_fromrepro_oracles.py's cumsum fixture).
+# class: a CUDA issue quoting what a reduction of random inputs gives on CPU and on CUDA (dev
+# set 20551, torch.norm of a rand tensor and of its .to(device) copy; the sum of a rand tensor
+# and of its .cuda() copy, tests/testgen/test_fromrepro_oracles.py's fixture).
 _UNDECIDED_FALLBACK = re.compile(
     r"^completed on \w+, but what it printed neither matches nor clearly differs\b"
 )
