@@ -35,11 +35,14 @@ _RECOMPILES = (
 )
 
 
-def expect_body(value: str, code: str, ref: str, uses_device: bool) -> OracleBody:
+def expect_body(
+    value: str, code: str, ref: str, uses_device: bool, said: str | None = None
+) -> OracleBody:
     """The test body for the stated oracle ``value`` around the issue's ``code`` (as repro.py
-    holds it, the repro runtime's calls still in); ``ref`` names the issue in failures."""
+    holds it, the repro runtime's calls still in); ``ref`` names the issue in failures; ``said``
+    where the oracle comes from, for the docstring and failures (default ``--expect VALUE``)."""
     kind, arg = parse_expect(value)
-    said = f"--expect {value}"
+    said = said or f"--expect {value}"
     fail_prefix = f"{ref} is back ({said}): "
     if kind == "crash":
         prefix = f"{ref} is back: the code crashes the process again: killed by "

@@ -142,6 +142,7 @@ def read_repro(folder: Path) -> ReproSource:
         and not meta.get("signature_parts")
         and not has_oracle_evidence(meta)
         and inferred_expect(meta, None) is None
+        and inferred_expect(meta, _NO_ERROR[0]) is None
     ):
         raise BadInput(f"{folder} {_nothing_to_test(meta)}", hint=_NOTHING_HINT)
     return ReproSource(folder, meta, code, check, notes)
@@ -354,7 +355,11 @@ def _oracle_body(
 ) -> OracleBody:
     where = str(src.dir)
     if oracle == "expect":
-        stated = _stated(src) or inferred_expect(src.meta, gate_oracle)
+        stated = _stated(src)
+        if stated is None and gate_oracle == _NO_ERROR[0]:
+            said = "the issue reports an error, not its text"
+            return expect_body(_NO_ERROR[2], code, ref, uses_device, said)
+        stated = stated or inferred_expect(src.meta, gate_oracle)
         assert stated is not None
         return expect_body(stated, code, ref, uses_device)
     if oracle == "assert":
@@ -385,15 +390,26 @@ _DYNAMO_ORACLES: dict[str, tuple[str, Callable[[dict[str, Any]], str]]] = {
     "recompiles": ("recompiles", lambda ev: f"recompiles:{int(ev['recompiles']['allowed'])}"),
     "determinism": ("determinism", lambda ev: "determinism"),
 }
+# The no-error oracle: the issue reports an error without quoting it (no traceback, so no
+# signature), and the code now runs to its end. Its test is ``--expect error``'s: it fails
+# while the code raises any error. Only where that oracle decided the verdict (NOT_REPRODUCED,
+# checked once before writing): with no error text to match, the code must have been seen to
+# run clean. The class: a compile issue that says "fullgraph=True causes error" beside the
+# call (dev set 181817, a set_stance fallback), and an issue that says indexing "raises an
+# error for me" with no traceback (tests/testgen/test_fromrepro_oracles.py's fixture).
+_NO_ERROR = ("no-error", "reports_error", "error")
 
 
 def inferred_expect(meta: dict[str, Any], decided: str | None) -> str | None:
-    """The ``--expect`` that checks what the inferred graph-break(s), recompiles or determinism
-    oracle checked: the one that decided the verdict, else (not known) the first present when
-    no assert, crash or quoted-output oracle is."""
+    """The ``--expect`` that checks what the inferred graph-break(s), recompiles, determinism
+    or no-error oracle checked: the one that decided the verdict, else (not known) the first
+    of the first four present when no assert, crash or quoted-output oracle is."""
     evidence = meta.get("evidence")
     if not isinstance(evidence, dict):
         return None
+    no_error, reported, as_expect = _NO_ERROR
+    if decided == no_error:
+        return as_expect if evidence.get(reported) else None
     if decided is None and has_oracle_evidence(meta):
         return None
     for name, (key, say) in _DYNAMO_ORACLES.items():

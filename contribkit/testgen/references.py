@@ -7,6 +7,7 @@ reported value.
 - the printed value is a floating-point result of torch functions and tensor methods on the
   code's values (``torch.norm(a)``, ``x.sqrt()``, ``torch.fmod(a, b)``): the same expression
   on those values in float64 is the reference, compared at the tolerance of the value's dtype;
+  the value the issue reports is ruled out besides (the reference can share the bug);
 - the issue reports the bug on CUDA and the code takes its device from the test: CPU is the
   reference (the test is for CUDA only).
 
@@ -62,21 +63,29 @@ def reference_body(
     if expr is None:
         return None
     message = python_literal(f"{fail_prefix}the value differs from the float64 reference")
+    again = python_literal(f"{fail_prefix}the value is the one the issue reports")
+    reported_value = ", ".join(filter(None, [parsed[0], parsed[1], "exact_dtype=False"]))
+    # The reference can share the bug, when it is in the operation and not in its precision
+    # (``torch.unique`` counting NaNs, dev set 94106; ``histc`` with min == max, 126021): the
+    # self-check sees that after REPRODUCED, not after NOT_REPRODUCED. So the test also rules
+    # out the value the issue reports, which the bug gives whatever the reference says.
     check = (
         f"actual = {statement.expr}\n"
         f"expected = {expr}\n"
-        f"self.assertEqual(actual, expected, exact_dtype=False, msg={message})"
+        f"self.assertEqual(actual, expected, exact_dtype=False, msg={message})\n"
+        f"self.assertNotEqual(actual, {reported_value}, msg={again})"
     )
     edits = [Edit(*statement.start, *statement.end, "", check)]
     body, _ = strip_runtime(apply_edits(code, edits))
     body = (FLOAT64 if "float64(" in expr else "") + drop_no_op_expressions(drop_prints(body))
     checks = (
-        f"Fails while `{statement.expr}` differs from the same computation in float64 (the "
-        "issue quotes only the wrong output)."
+        f"Fails while `{statement.expr}` differs from the same computation in float64, or is"
+        " the value the issue reports (it quotes only that wrong output)."
     )
     note = (
         f"the issue quotes only the wrong output: the test asserts `{statement.expr}` against "
-        "the same torch functions on float64 values; check that it fails while the bug is there"
+        "the same torch functions on float64 values, and that it is not the reported value;"
+        " check that it fails while the bug is there"
     )
     return OracleBody(body, checks, notes=[note])
 

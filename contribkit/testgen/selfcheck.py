@@ -2,11 +2,12 @@
 
 A regression test is worth writing only if it tells the bug from the fix. Its check can miss
 the bug while looking right; the class: a reference that computes the same wrong value as the
-code under test, because the bug is in the operation and not in its precision (the float64
-``torch.histc`` of an input whose min equals its max gives the same wrong bins; the float64
-``torch.div(-x, inf, rounding_mode="floor")`` the same ``-1``). So the test, rendered alone in a
-file of its own, runs once on the interpreter the verdict came from, confined as the repro
-ran:
+code under test, because the bug is in the operation and not in its precision or backend (the
+float64 ``torch.histc`` of an input whose min equals its max gives the same wrong bins, the
+float64 ``torch.div(-x, inf, rounding_mode="floor")`` the same ``-1``: such tests also rule out
+the reported value, see ``references``; eager gives what a function compiled with the eager
+backend gives). So the test, rendered alone in a file of its own, runs once on the interpreter
+the verdict came from, confined as the repro ran:
 
 - the repro REPRODUCED: the test must fail here (the bug is here);
 - the repro no longer reproduces: the test must pass here.

@@ -3,7 +3,8 @@
 ``test --from-repro`` reads the repro's verdicts from the newest run record that ran it (what
 ``contribkit run`` saw), else runs ``repro.py`` once. A test is written from a repro that
 REPRODUCED (it fails now for the issue's reason) or that could not run for lack of a device (the
-test is then for that device only); a repro that fixed code no longer reproduces gives a test
+test is then for that device only; also where the run on CPU instead ran the code but could not
+decide what it printed); a repro that fixed code no longer reproduces gives a test
 with a note. An INCOMPLETE repro, one that failed with a different error, or one whose error has
 no signature to compare is refused: a test from it would fail for another reason.
 """
@@ -30,6 +31,15 @@ _NO_DEVICE = {
     "the issue reports the bug on cuda": "cuda",
 }
 _ORACLE_TAG = re.compile(r"^\[[\w:-]+\] ")
+# A fallback leg (``--device cpu`` where the issue's device is missing) that ran the code to its
+# end and printed values its quoted-output oracle could not decide: it says nothing about the
+# device the bug is reported on, so the test is for that device, as if no leg had run. The
+# class: a CUDA issue quoting what a reduction of random inputs gives on CPU and on CUDA (dev
+# set 20551, torch.norm of a rand tensor and of its .to(device) copy; the sum of a rand tensor
+# and of its .cuda() copy, tests/testgen/test_fromrepro_oracles.py's fixture).
+_UNDECIDED_FALLBACK = re.compile(
+    r"^completed on \w+, but what it printed neither matches nor clearly differs\b"
+)
 # The decorator that restricts a device-generic test to each device.
 ONLY_DEVICE = {"cuda": "onlyCUDA"}
 REPRO_TIMEOUT_S = 600.0
@@ -72,6 +82,13 @@ def missing_device(verdict: ReproVerdict) -> str | None:
     # The verdict line names the deciding oracle first ("[device] device cuda is not …").
     detail = _ORACLE_TAG.sub("", verdict.detail.removeprefix("CANNOT_RUN: "))
     return next((d for text, d in _NO_DEVICE.items() if detail.startswith(text)), None)
+
+
+def _undecided_fallback(verdict: ReproVerdict) -> bool:
+    if verdict.word != "CANNOT_RUN" or verdict.device == "default":
+        return False
+    detail = _ORACLE_TAG.sub("", verdict.detail.removeprefix("CANNOT_RUN: "))
+    return bool(_UNDECIDED_FALLBACK.match(detail))
 
 
 def oracle_of(verdict: ReproVerdict) -> str | None:
@@ -157,7 +174,7 @@ def judge(verdicts: Verdicts, force: bool) -> Gate:
         )
     ran = [v for v in found if not missing_device(v)]
     devices = [d for d in map(missing_device, found) if d]
-    if devices and not ran:
+    if devices and all(_undecided_fallback(v) for v in ran):
         return _device_gate(devices[0], where)
     if ran and all(v.word == "NOT_REPRODUCED" for v in ran):
         before = verdicts.reproduced_before

@@ -21,6 +21,7 @@ from contribkit.core.errors import BadInput
 from contribkit.testgen.oracles import crash_body, literal, quoted_output_body, strip_runtime
 from contribkit.testgen.selfcheck import read_unittest
 from contribkit.testgen.tidy import as_assertions
+from contribkit.testgen.verdict import ReproVerdict, Verdicts, judge
 from tests.conftest import RunCli
 from tests.testgen.test_test_command import pytest_file, run_file
 
@@ -89,18 +90,24 @@ def round_issue(number: int, expected: str | None) -> dict[str, Any]:
 
 
 def make_test(
-    fork: Path, run_cli: RunCli, data: dict[str, Any], *extra: str
+    fork: Path,
+    run_cli: RunCli,
+    data: dict[str, Any],
+    *extra: str,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     number = data["number"]
     source = fork.parent / f"issue-{number}.json"
     source.write_text(json.dumps(data))
     out = fork / "repros" / f"issue-{number}"
-    made = run_cli("repro", "--from-file", str(source), "-o", str(out), cwd=fork)
+    made = run_cli("repro", "--from-file", str(source), "-o", str(out), cwd=fork, env=env)
     assert made.returncode == 0, made.stderr
     meta = json.loads((out / "meta.json").read_text())
     assert isinstance(meta["evidence"], dict)
     path = f"test/test_issue_{number}.py"
-    return run_cli("test", "--from-repro", str(out), "--path", path, "--json", *extra, cwd=fork)
+    return run_cli(
+        "test", "--from-repro", str(out), "--path", path, "--json", *extra, cwd=fork, env=env
+    )
 
 
 def generated(proc: subprocess.CompletedProcess[str], fork: Path) -> tuple[Path, dict[str, Any]]:
@@ -402,19 +409,46 @@ def test_an_expected_value_stated_in_prose_becomes_the_assertion() -> None:
 
 
 # A floor division of a negative number by inf gives -1, not -0 (torch 2.13, CPU), in float64
-# too: the float64 reference shares the bug, so a test against it would pass while it is there.
+# too: the float64 reference shares the bug (it is in the operation, not its precision).
 FLOOR_CODE = (
-    "import torch\n"
-    "a = torch.tensor(-2.5)\n"
-    "b = torch.tensor(float('inf'))\n"
-    "print(torch.div(a, b, rounding_mode='floor'))\n"
+    "import torch\na = torch.tensor(-2.5)\nb = torch.tensor(float('inf'))\nprint({value})\n"
 )
+FLOOR = "torch.div(a, b, rounding_mode='floor')"
+# Compiled with the eager backend, eager (the reference for compiled code) shares it too.
+COMPILED_FLOOR = (
+    "torch.compile(lambda a, b: torch.div(a, b, rounding_mode='floor'), backend='eager')(a, b)"
+)
+
+
+def floor_issue(number: int, value: str) -> dict[str, Any]:
+    body = (
+        "## 🐛 Describe the bug\n\n"
+        + fence(FLOOR_CODE.format(value=value))
+        + "It prints\n```\ntensor(-1.)\n```\n"
+    )
+    return issue(number, "div floor of a negative number by inf", body)
+
+
+@pytest.mark.slow
+def test_a_float64_reference_that_shares_the_bug_still_rules_out_the_reported_value(
+    fork_repo: Path, run_cli: RunCli
+) -> None:
+    path, summary = generated(make_test(fork_repo, run_cli, floor_issue(9502, FLOOR)), fork_repo)
+    assert (
+        "checked once before writing: the test fails here, as the repro REPRODUCED"
+        in (summary["notes"])
+    )
+    text = path.read_text()
+    compared = text.index("self.assertEqual(actual, expected, exact_dtype=False")
+    assert text.index("self.assertNotEqual(actual, torch.tensor(-1.),") > compared
+    ran = run_file(path)
+    assert ran.returncode == 1, ran.stderr[-2000:]
+    assert "#9502 is back: the value is the one the issue reports" in ran.stderr
 
 
 @pytest.mark.slow
 def test_a_test_that_does_not_see_the_bug_is_refused(fork_repo: Path, run_cli: RunCli) -> None:
-    body = "## 🐛 Describe the bug\n\n" + fence(FLOOR_CODE) + "It prints\n```\ntensor(-1.)\n```\n"
-    data = issue(9501, "div floor of a negative number by inf", body)
+    data = floor_issue(9501, COMPILED_FLOOR)
     before = sorted(p for p in (fork_repo / "test").rglob("*"))
     refused = make_test(fork_repo, run_cli, data)
     assert refused.returncode == 2, refused.stderr
@@ -427,6 +461,7 @@ def test_a_test_that_does_not_see_the_bug_is_refused(fork_repo: Path, run_cli: R
     )
     path, summary = generated(forced, fork_repo)
     assert any("written with --force: the test passes here" in n for n in summary["notes"])
+    assert "compiled differs from eager" in path.read_text()
     assert run_file(path).returncode == 0  # what the note warns of
 
 
@@ -438,3 +473,90 @@ def test_unittest_summaries_are_read() -> None:
     assert (skipped.failed, skipped.decides) == (False, False)
     broken = read_unittest("ModuleNotFoundError: No module named 'expecttest'\n", 1)
     assert (broken.ran, broken.decides) == (0, False)
+
+
+# The issue says the code raises an error but quotes none (no traceback, so no signature): the
+# no-error oracle. It runs clean here (NOT_REPRODUCED); index 5 is the code with the bug.
+TAKE_CODE = "import torch\nx = torch.ones(3)\nprint(x[torch.tensor([{index}])])\n"
+
+
+def take_issue(number: int, index: int) -> dict[str, Any]:
+    body = (
+        "## 🐛 Describe the bug\n\nIndexing with a one-element tensor raises an error for me.\n\n"
+        + fence(TAKE_CODE.format(index=index))
+    )
+    return issue(number, "indexing with a one-element tensor", body)
+
+
+@pytest.mark.slow
+def test_a_clean_run_of_a_reported_error_gives_a_test_that_fails_on_any_error(
+    fork_repo: Path, run_cli: RunCli
+) -> None:
+    fixed, summary = generated(make_test(fork_repo, run_cli, take_issue(9601, 1)), fork_repo)
+    assert "NOT_REPRODUCED [no-error]" in summary["notes"][0]
+    assert "checked once before writing: the test passes here, as the fix" in summary["notes"]
+    text = fixed.read_text()
+    assert "Fails while the code raises an error (the issue reports an error, not its text)." in (
+        text
+    )
+    # The same test around the code with the bug fails, naming the error it raised.
+    broken = fixed.with_name("test_issue_9601_broken.py")
+    broken.write_text(text.replace("torch.tensor([1])", "torch.tensor([5])"))
+    fails_then_passes(broken, fixed, "#9601 is back (the issue reports an error, not its text)")
+    assert "IndexError" in run_file(broken).stderr
+    # From that code the repro cannot decide (an error, but none quoted to compare): no test.
+    before = sorted(p for p in (fork_repo / "test").rglob("*"))
+    refused = make_test(fork_repo, run_cli, take_issue(9602, 5))
+    assert refused.returncode == 2 and "did not reproduce" in refused.stderr, refused.stderr
+    assert sorted(p for p in (fork_repo / "test").rglob("*")) == before
+
+
+# A CUDA issue quoting the sums of random values on CPU and CUDA: on CPU the values differ from
+# the quoted ones for the randomness, which decides nothing; the test is for CUDA, against CPU.
+SUM_CODE = "import torch\na = torch.rand(1000)\nb = a.sum()\nc = a.cuda().sum()\nprint((b, c))\n"
+
+
+@pytest.mark.slow
+def test_a_cpu_run_that_cannot_decide_a_cuda_issue_gives_a_cuda_test(
+    fork_repo: Path, run_cli: RunCli
+) -> None:
+    body = (
+        "## 🐛 Describe the bug\n\nThe sums differ:\n\n"
+        + fence(SUM_CODE)
+        + "It prints\n```\n(tensor(498.1234), tensor(731.5521, device='cuda:0'))\n```\n"
+        + "Both should be the same.\n"
+    )
+    proc = make_test(
+        fork_repo, run_cli, issue(9603, "sum on CUDA", body), env={"CUDA_VISIBLE_DEVICES": ""}
+    )
+    path, summary = generated(proc, fork_repo)
+    assert summary["only"] == "cuda", summary
+    assert "cpu: CANNOT_RUN completed on cpu, but what it printed neither" in summary["notes"][0]
+    assert "the test is @onlyCUDA" in summary["notes"][0]
+    text = path.read_text()
+    assert "@onlyCUDA" in text and "c = a.to(device).sum()" in text
+    assert 'expected = run_code("cpu")' in text
+    assert "self.assertEqual(run_code(device), expected, exact_device=False" in text
+    ran = run_file(path, env={"CUDA_VISIBLE_DEVICES": ""})
+    assert ran.returncode == 0 and "OK (skipped=1)" in ran.stderr, ran.stderr[-2000:]
+
+
+def test_only_an_undecided_cpu_fallback_leaves_the_test_to_the_missing_device() -> None:
+    missing = ReproVerdict("CANNOT_RUN", "[device] device cuda is not available here", "default")
+    undecided = ReproVerdict(
+        "CANNOT_RUN",
+        "completed on cpu, but what it printed neither matches nor clearly differs from the"
+        " output the issue quotes",
+        "cpu",
+    )
+    gate = judge(Verdicts([missing, undecided], "repro.py, run just now"), force=False)
+    assert gate.device == "cuda" and gate.expect_failure is None
+    # A CPU leg that failed, or gave nothing to compare, is no reason to trust the CUDA test.
+    for detail in (
+        "error, and the issue gives no signature to compare: RuntimeError: boom",
+        "completed on cpu; the issue gives nothing to compare with (no traceback, assert or"
+        " quoted output): add an assert, or fill in check()",
+    ):
+        failed = ReproVerdict("CANNOT_RUN", detail, "cpu")
+        with pytest.raises(BadInput, match="did not reproduce"):
+            judge(Verdicts([missing, failed], "repro.py, run just now"), force=False)
