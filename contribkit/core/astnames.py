@@ -20,6 +20,14 @@ def dotted(node: ast.AST) -> str:
 _LINE_END = re.compile(r"\r\n|\r|\n")
 
 
+def qualified(node: ast.AST, aliases: dict[str, str]) -> str:
+    """``dotted(node)`` with its first name resolved through ``aliases`` (``np.max`` ->
+    ``numpy.max`` after ``import numpy as np``)."""
+    name = dotted(node)
+    head, dot, rest = name.partition(".")
+    return aliases[head] + dot + rest if head in aliases else name
+
+
 def source_lines(text: str) -> list[str]:
     """``text``'s lines with their endings, split as Python's tokenizer does: on ``\\n``,
     ``\\r\\n`` and ``\\r`` only (``str.splitlines`` also splits on form feeds, U+2028 and

@@ -39,7 +39,12 @@ from typing import TYPE_CHECKING
 
 from contribkit.core.errors import BadInput, warn
 from contribkit.core.shebang import shebang_words
-from contribkit.target.reproconfine import SANDBOX_ENV, dies_with_parent, view_args
+from contribkit.target.reproconfine import (
+    SANDBOX_ENV,
+    dies_with_parent,
+    toolchain_places,
+    view_args,
+)
 
 if TYPE_CHECKING:
     from contribkit.core.config import Settings
@@ -289,6 +294,7 @@ def bwrap_command(
     interp = interpreter_paths(confine.python, env)
     libs = [p for p in env.get("LD_LIBRARY_PATH", "").split(":") if p]
     readable = [*interp, *libs, confine.python, *map(str, confine.readable)]
+    readable += toolchain_places(dict(env))  # the compilers torch.compile runs (CC, CXX, …)
     if cwd is not None:
         readable.append(str(cwd))
     homes = [os.path.expanduser("~"), os.environ.get("HOME", "")]

@@ -13,7 +13,8 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from contribkit.core.astnames import dotted, source_lines
+from contribkit.core.astnames import dotted, qualified, source_lines
+from contribkit.repro.measures import Reports, difference
 
 DEVICE_NAME = "DEVICE"
 WALK_RECURSION_LIMIT = 20_000
@@ -45,14 +46,6 @@ _COMPARE_CALLS = {
     "np.testing.assert_allclose": "allclose",
 }
 _STDLIB = set(getattr(sys, "stdlib_module_names", ())) | {"__future__"}
-# Functions that reduce a difference to a size: ``np.max(np.abs(a - b))``, ``torch.norm(a - b)``
-# (the method forms, ``(a - b).abs().max()``, are read from the attribute).
-_MEASURES = {
-    f"{module}.{name}"
-    for module in ("torch", "numpy", "torch.linalg", "numpy.linalg")
-    for name in ("abs", "absolute", "max", "amax", "norm", "mean", "sum")
-} | {"abs", "max"}
-_MEASURE_METHODS = ("abs", "max", "norm", "amax", "mean", "sum")
 # Conversions a value may go through on its way into a comparison: ``a.astype(np.float64)``,
 # ``a.to(torch.float64)`` (no-argument ones, ``.double()``, ``.cpu()``, pass as they are).
 _CONVERSIONS = ("astype", "to", "type")
@@ -141,13 +134,6 @@ def import_aliases(tree: ast.AST) -> dict[str, str]:
             for alias in node.names:
                 aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
     return aliases
-
-
-def qualified(node: ast.AST, aliases: dict[str, str]) -> str:
-    """``dotted(node)`` with its first name resolved through ``aliases``."""
-    name = dotted(node)
-    head, dot, rest = name.partition(".")
-    return aliases[head] + dot + rest if head in aliases else name
 
 
 def _device_string(node: ast.AST) -> str | None:
@@ -421,20 +407,27 @@ def _comparisons(
             return ast.unparse(node)
         return None
 
-    # ``not torch.equal(a, b)``: the code wants the values to differ (dropout changed them)
+    # ``assert not torch.equal(a, b)``: the code wants the values to differ (dropout changed
+    # them); ``if not torch.allclose(a, b): print("mismatch")`` still wants them equal.
     negated = {
-        id(n.operand)
+        id(n.test.operand)
         for n in tree_nodes(tree)
-        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not)
+        if isinstance(n, ast.Assert)
+        and isinstance(n.test, ast.UnaryOp)
+        and isinstance(n.test.op, ast.Not)
     }
+    reports = Reports(tree, aliases)
     found: dict[tuple[str, str], Comparison] = {}
     for node in sorted(
         (n for n in tree_nodes(tree) if isinstance(n, ast.Call) and id(n) not in negated),
         key=lambda n: (n.lineno, n.col_offset),
     ):
-        comparison = _compared(node, aliases, simple)
-        if comparison is not None:
-            found.setdefault((comparison.actual, comparison.expected), comparison)
+        comparison = _compared(node, aliases, simple, reports)
+        if comparison is None:
+            continue
+        key = (comparison.actual, comparison.expected)
+        if key not in found or (found[key].measured and not comparison.measured):
+            found[key] = comparison  # a tolerance the code states beats a measured difference
     if found:
         return list(found.values())
     # eager vs compiled: A = f(...) and B = opt(...) where opt = torch.compile(f)
@@ -454,9 +447,13 @@ def _comparisons(
 
 
 def _compared(
-    node: ast.Call, aliases: dict[str, str], simple: Callable[[ast.AST], str | None]
+    node: ast.Call,
+    aliases: dict[str, str],
+    simple: Callable[[ast.AST], str | None],
+    reports: Reports,
 ) -> Comparison | None:
-    """The comparison one call makes: ``allclose(a, b)``-like, or ``(a - b).abs().max()``."""
+    """The comparison one call makes: ``allclose(a, b)``-like, or a measured difference the
+    code reports (see :mod:`contribkit.repro.measures`)."""
     style = _COMPARE_CALLS.get(qualified(node.func, aliases))
     if style and len(node.args) >= 2:
         a, b = simple(node.args[0]), simple(node.args[1])
@@ -467,21 +464,13 @@ def _compared(
                 if kw.arg in ("rtol", "atol", "equal_nan")
             }
             return Comparison(actual=a, expected=b, style=style, keywords=keywords)
-    # (a - b).abs().max(), np.max(np.abs(a - b)) and friends: a difference of two
-    # module-level values, measured. Class: dev 180153 (the method form), 180154 (numpy's).
-    inner: ast.AST = node
-    while isinstance(inner, ast.Call):
-        if qualified(inner.func, aliases) in _MEASURES and inner.args:
-            inner = inner.args[0]  # np.max(x): a function of its first argument
-        elif isinstance(inner.func, ast.Attribute) and inner.func.attr in _MEASURE_METHODS:
-            inner = inner.func.value  # x.max(): a method of its value
-        else:
-            break
-    if inner is not node and isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Sub):
-        a, b = simple(inner.left), simple(inner.right)
-        if a and b:
-            return Comparison(actual=a, expected=b, style="assert_close", measured=True)
-    return None
+    diff = difference(node, aliases)
+    if diff is None or not reports.reported(node):
+        return None
+    a, b = simple(diff.left), simple(diff.right)
+    if not a or not b or reports.input_side(a) or reports.input_side(b):
+        return None
+    return Comparison(actual=a, expected=b, style="assert_close", measured=True)
 
 
 def _printed_pair(

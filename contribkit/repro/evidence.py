@@ -443,9 +443,13 @@ def issue_claims(
     # yuantailing, 174172 by Cookiee235).
     # A device the title names is a claim about the bug (an error raised elsewhere is not it);
     # a rewrite only says where the reporter ran (a clean run elsewhere says nothing).
-    platforms = [name for name, pattern in _TITLE_PLATFORMS if pattern.search(title)]
-    if len(platforms) == 1:
-        claims["reported_platform"] = platforms[0]
+    # One operating system and one architecture at most ("macOS arm64"; "Windows and macOS"
+    # claims neither), each held to this machine.
+    named = [name for name, pattern in _TITLE_PLATFORMS if pattern.search(title)]
+    systems = [n for n in named if n != "arm64"]
+    parts = (systems if len(systems) == 1 else []) + [n for n in named if n == "arm64"]
+    if parts:
+        claims["reported_platform"] = "-".join(parts)
     if _TITLE_GPU.search(title) and not _TITLE_CPU.search(title):
         claims["reported_device"], claims["device_claimed"] = "cuda", True
     elif _TITLE_MPS.search(title) and not _TITLE_CPU.search(title):

@@ -180,13 +180,15 @@ def refusal_reason(parsed: ParsedIssue) -> str | None:
     """Why ``repro`` writes no script: a feature request or RFC whose code shows nothing to
     decide on, or a docs issue without code.
 
-    A feature request whose code shows the behaviour it asks to change (the error it quotes, the
-    output it pastes) is reproduced as a docs issue with code is (dev 100584 by
+    A feature request whose code shows the behaviour it asks to change (the error it quotes)
+    is reproduced as a docs issue with code is (dev 100584 by
     khushi-411: ``torch.scalar_tensor.__doc__`` still empty): REPRODUCED while the behaviour
     is there. Class: "X is not supported" requests that paste the NotImplementedError or the
     graph break (issue #21's kept-aside sets: a compile issue labelled ``feature`` whose code
     still runs)."""
-    shows = bool(parsed.code.strip()) and (parsed.signature is not None or bool(parsed.outputs))
+    # Only the error: a request's quoted output is as often the behaviour it wants elsewhere
+    # (numpy's nanpercentile printing what torch should) as the behaviour it wants changed.
+    shows = bool(parsed.code.strip()) and parsed.signature is not None
     if parsed.nature == "feature" and not shows:
         return (
             f"this is a feature request or RFC ({parsed.nature_why}), not a bug: there is"

@@ -1,4 +1,4 @@
-# contribkit repro runtime, part 3: confinement. Embedded verbatim in every generated repro
+# contribkit repro runtime, part 2: confinement. Embedded verbatim in every generated repro
 # script after reprojudge.py and before reprolib.py, so it is standard-library only, runs on
 # Python 3.9+, and has no __future__ imports. contribkit itself imports its constants (the
 # secret and socket variable names): one list for the script and for contribkit's children.
@@ -336,11 +336,15 @@ def interpreter_places() -> List[str]:
 # image whose compilers live outside /usr (a conda or /opt toolchain): inductor then finds "no
 # working C++ compiler" in the sandbox, and triton's build a FileNotFoundError.
 TOOL_VARIABLES = ("CC", "CXX", "CUDA_HOME", "CUDA_PATH", "TRITON_PTXAS_PATH")
+_TOOL_FOLDERS = ("bin", "lib", "lib64", "libexec", "include", "nvvm")
 
 
 def toolchain_places(environ: Dict[str, str]) -> List[str]:
-    """The install folders of the tools ``environ`` names: a compiler's prefix (the folder
-    above its ``bin``), a toolkit's root; never a bare name (PATH finds those in /usr)."""
+    """What a leg needs of the tools ``environ`` names: a compiler's own file and the program
+    and library folders of its install (``bin``, ``lib``, ``lib64``, ``libexec``, ``include``
+    beside the ``bin`` it sits in), a toolkit root's same folders (and ``nvvm``); never the
+    install folder whole (``~/.local`` holds more than a compiler), never a bare name (PATH
+    finds those in /usr). view_args still drops a home, a folder above one and secrets."""
     places = []
     for name in TOOL_VARIABLES:
         value = environ.get(name, "").split(" ")[0]  # CC="gcc -m64": the program
@@ -348,11 +352,15 @@ def toolchain_places(environ: Dict[str, str]) -> List[str]:
             continue
         real = os.path.realpath(value)
         if os.path.isdir(real):
-            places.append(real)
-        elif os.path.basename(os.path.dirname(real)) == "bin":
-            places.append(os.path.dirname(os.path.dirname(real)))
+            root = real
         else:
-            places.append(os.path.dirname(real))
+            places.append(real)
+            if os.path.basename(os.path.dirname(real)) != "bin":
+                continue
+            root = os.path.dirname(os.path.dirname(real))
+        for sub in _TOOL_FOLDERS:
+            if os.path.isdir(os.path.join(root, sub)):
+                places.append(os.path.join(root, sub))
     return places
 
 

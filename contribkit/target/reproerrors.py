@@ -1,4 +1,4 @@
-# contribkit repro runtime, part 4: what an error the code raised says (pure, no state):
+# contribkit repro runtime, part 5: what an error the code raised says (pure, no state):
 # the issue's own failure, the snippet's own breakage (a missing name or module), a machine short
 # of memory or of a build tool, or an error eager raises where the compiled call returns.
 # Embedded verbatim in every generated repro script after reproexpect.py and before reprolib.py

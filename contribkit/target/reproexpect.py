@@ -1,4 +1,4 @@
-# contribkit repro runtime, part 2: the user's oracle (`--expect KIND[:ARG]`). Embedded verbatim
+# contribkit repro runtime, part 3: the user's oracle (`--expect KIND[:ARG]`). Embedded verbatim
 # in every generated repro script after reprojudge.py and before reprolib.py (this file's import
 # of the first is dropped there), so it is standard-library only, runs on Python 3.9+, and has no
 # __future__ imports. The Repro driver (reprolib.py) makes a UserOracle when the repro or its
@@ -93,17 +93,11 @@ def code_error(exc: BaseException) -> bool:
     return bool(_names(exc) & set(_CODE_ERRORS))
 
 
-def resource_error(exc: BaseException) -> bool:
-    """The machine ran short (memory), so the error says nothing about torch's semantics: eager
-    may need an intermediate tensor that a compiled kernel fuses away."""
-    names = _names(exc)
-    return bool(names & {"MemoryError", "OutOfMemoryError"}) or bool(_RESOURCE.search(str(exc)))
-
-
 # The machine lacks a tool torch.compile runs (a C/C++ compiler for inductor's CPU kernels or
-# triton's launcher, nvcc, ninja): the error is this machine's, not the issue's. Classes: a CPU
-# inductor compile on a box without g++ ("InvalidCxxCompiler: No working C++ compiler found"),
-# a CUDA one whose triton build cannot find gcc (``FileNotFoundError: ... 'gcc'``).
+# triton's launcher, nvcc, ninja), or the sandbox hides it: the error is this machine's, not
+# the issue's. Classes: a CPU inductor compile on a box without g++ ("InvalidCxxCompiler: No
+# working C++ compiler found"), a CUDA one whose triton build cannot find gcc
+# (``FileNotFoundError: ... 'gcc'``).
 _TOOLCHAIN = re.compile(
     r"InvalidCxxCompiler|No working C\+\+ compiler|Failed to find C compiler"
     r"|No such file or directory: '(?:[^']*/)?(?:gcc|g\+\+|cc|c\+\+|clang\+*|nvcc|ninja|ld)'"
@@ -112,6 +106,15 @@ _TOOLCHAIN = re.compile(
 
 def toolchain_error(exc: BaseException) -> bool:
     return bool(_TOOLCHAIN.search(type(exc).__name__ + ": " + str(exc)))
+
+
+def resource_error(exc: BaseException) -> bool:
+    """The machine ran short (memory, or a build tool torch.compile runs), so the error says
+    nothing about torch's semantics: eager may need an intermediate tensor that a compiled
+    kernel fuses away; a compiler this machine lacks is no bug of the issue's."""
+    names = _names(exc)
+    memory = bool(names & {"MemoryError", "OutOfMemoryError"}) or bool(_RESOURCE.search(str(exc)))
+    return memory or toolchain_error(exc)
 
 
 def error_text(exc: BaseException) -> str:
@@ -436,7 +439,7 @@ def abstain_hint(repro: "Driver", detail: str) -> str:
         return ""
     exc = repro.raised_error
     if exc is not None:
-        if code_error(exc) or resource_error(exc) or toolchain_error(exc):
+        if code_error(exc) or resource_error(exc):
             return ""
         return "; if that error is the bug: " + suggest_error(exc)
     if detail.startswith("the process was killed by"):

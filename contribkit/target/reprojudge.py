@@ -324,9 +324,9 @@ def missing_for_absence(ev: Dict[str, Any], needs: Dict[str, Any]) -> str:
     gap = device_gap(ev.get("devices") or [], needs.get("device"))
     if gap:
         return gap
-    here, claimed = str(ev.get("platform") or ""), needs.get("platform")
-    if claimed and here and claimed not in here.split("-"):
-        return "the issue reports the bug on %s, but this machine is %s" % (claimed, here)
+    here, claimed = str(ev.get("platform") or ""), str(needs.get("platform") or "")
+    if here and any(part not in here.split("-") for part in claimed.split("-") if part):
+        return "the title names %s, but this machine is %s" % (claimed, here)
     counts = ev.get("compile") or {}
     if needs.get("compile") and not (counts.get("frames_ok") or counts.get("graphs")):
         return "the code uses torch.compile, but no compiled frame ran"

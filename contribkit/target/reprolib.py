@@ -1,4 +1,4 @@
-# contribkit repro runtime, part 5: the Repro driver. Embedded verbatim in every generated repro
+# contribkit repro runtime, part 6: the Repro driver. Embedded verbatim in every generated repro
 # script after reprojudge.py (the judging functions), reprotrace.py (the execution evidence) and
 # reproerrors.py (what a raised error says; this file's import of them is dropped there), so it
 # is standard-library only, runs on Python 3.9+, and has no __future__ imports.
@@ -396,8 +396,8 @@ class Repro:
                 detail = (
                     "the values agree within assert_close's default tolerance, not exactly ("
                     + (gap[0] if gap else normalise_message(str(exc)))[:200]
-                    + "); the code measures the difference and states no tolerance:"
-                    " give check() one (rtol=, atol=)"
+                    + "); the code measures the difference and states no tolerance: put"
+                    " one in check() (rtol=, atol=) and drop exact=check_exact from finish()"
                 )
                 self.verdict("CANNOT_RUN", detail[:400])
         how = "check passed on " + self._ran_on()

@@ -11,8 +11,8 @@ import ast
 import re
 from collections.abc import Callable
 
-from contribkit.core.astnames import source_lines
-from contribkit.repro.codefacts import Edit, analyse, apply_edits, import_aliases, qualified
+from contribkit.core.astnames import qualified, source_lines
+from contribkit.repro.codefacts import Edit, analyse, apply_edits, import_aliases
 from contribkit.testgen.pyedit import ImportSpec, dedent_lines, imports_of
 from contribkit.testgen.tidy import call_name
 

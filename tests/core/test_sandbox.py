@@ -459,20 +459,46 @@ def test_debug_run_confines_the_script_too(
 
 
 def test_the_view_holds_the_toolchain_the_environment_names(tmp_path: Path) -> None:
-    """CXX, CC and the CUDA toolkit outside /usr (a conda or /opt toolchain) are bound: their
-    install folder, the one above ``bin``; a bare name or a missing path binds nothing."""
+    """CXX, CC and the CUDA toolkit outside /usr (a conda or /opt toolchain) are bound: the
+    compiler and its install's program and library folders, never the install folder whole;
+    a bare name or a missing path binds nothing."""
     compiler = tmp_path / "opt/gcc-13/bin/g++"
-    compiler.parent.mkdir(parents=True)
+    for sub in ("bin", "lib", "libexec", "share/secrets"):
+        (tmp_path / "opt/gcc-13" / sub).mkdir(parents=True, exist_ok=True)
     compiler.write_text("#!/bin/sh\n")
     cuda = tmp_path / "opt/cuda-12"
-    cuda.mkdir()
+    for sub in ("lib64", "nvvm", "samples"):
+        (cuda / sub).mkdir(parents=True)
     environ = {
         "CXX": str(compiler),
         "CC": "gcc -m64",
         "CUDA_HOME": str(cuda),
         "CUDA_PATH": str(tmp_path / "missing"),
     }
-    assert reproconfine.toolchain_places(environ) == [str(tmp_path / "opt/gcc-13"), str(cuda)]
+    gcc = tmp_path / "opt/gcc-13"
+    assert reproconfine.toolchain_places(environ) == [
+        str(compiler),
+        str(gcc / "bin"),
+        str(gcc / "lib"),
+        str(gcc / "libexec"),
+        str(cuda / "lib64"),
+        str(cuda / "nvvm"),
+    ]
+
+
+def test_a_toolchain_in_a_home_binds_its_tools_not_the_home(tmp_path: Path) -> None:
+    """CC=~/.local/bin/clang: ~/.local/bin and ~/.local/lib, never ~/.local (keyrings under
+    share/) nor the home; CUDA_HOME=$HOME binds nothing of it."""
+    home = tmp_path / "home"
+    for rel in (".local/bin", ".local/lib", ".local/share/keyrings", ".ssh"):
+        (home / rel).mkdir(parents=True)
+    (home / ".local/bin/clang").write_text("#!/bin/sh\n")
+    environ = {"HOME": str(home), "CC": str(home / ".local/bin/clang"), "CUDA_HOME": str(home)}
+    places = reproconfine.toolchain_places(environ)
+    args = reproconfine.view_args(places, None, environ, [str(home)])
+    binds = [args[i + 1] for i, a in enumerate(args) if a == "--ro-bind"]
+    mine = sorted(b for b in binds if b.startswith(str(tmp_path)))
+    assert mine == [str(home / ".local/bin"), str(home / ".local/lib")]
 
 
 @pytest.mark.slow
@@ -502,3 +528,7 @@ def test_inductor_finds_a_compiler_outside_usr_inside_the_sandbox(tmp_path: Path
     )
     assert "tensor([0.8415, 0.8415, 0.8415])" in proc.stdout, proc.stderr[-2000:]
     assert "build tool" not in proc.stdout
+    # `contribkit run` builds its own sandbox for the leg: the compiler is seen there too.
+    ran = ck("run", str(out), "--devices", "cpu", "--json", env={"CXX": str(compiler)})
+    cell = json.loads(ran.stdout)["cells"][0]
+    assert cell["verdict"] != "CANNOT_RUN" or "build tool" not in cell["detail"], cell

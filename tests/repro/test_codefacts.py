@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 
+import pytest
+
 from contribkit.repro.codefacts import analyse, apply_edits
 
 
@@ -243,3 +245,43 @@ def test_a_difference_measured_with_functions_is_a_comparison() -> None:
         ).comparisons
         == []
     )
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        # a clamp, not a size
+        "k = 3\ns = 2\npad = max(k - s, 0)\nprint(pad)\n",
+        # an L1 loss the code goes on to use
+        "import torch\npred = torch.ones(2, requires_grad=True)\ny = torch.zeros(2)\n"
+        "loss = (pred - y).abs().mean()\nloss.backward()\nprint(loss)\n",
+        # a hand-computed reference from the inputs of the call the issue is about
+        "import torch\na = torch.rand(3, 2)\nb = torch.rand(3, 2)\n"
+        "print(torch.cdist(a, b))\nprint((a - b).norm(dim=-1))\n",
+        # a measure nobody reports
+        "import torch\na = torch.rand(3)\nb = torch.rand(3)\nd = (a - b).abs().max()\n",
+    ],
+    ids=["clamp", "l1-loss", "cdist-reference", "unreported"],
+)
+def test_a_reduced_difference_that_is_not_reported_is_no_comparison(code: str) -> None:
+    assert analyse(code).comparisons == []
+
+
+def test_reported_differences_and_stated_tolerances() -> None:
+    # Reported through a name, an f-string, a ratio, an assert or a comparison with a number.
+    facts = analyse(
+        "import torch\nx = torch.rand(4)\nref = x.double().cumsum(0).float()\nout = x.cumsum(0)\n"
+        "other = x.flip(0).cumsum(0).flip(0)\n"
+        "err = (out - ref).norm().item()\nbase = 1e-9\nratio = err / base\n"
+        'print(f"{ratio:.2e}")\nassert (other - ref).abs().max() < 1e-3\n'
+    )
+    assert [(c.actual, c.expected) for c in facts.comparisons] == [("out", "ref"), ("other", "ref")]
+    # `if not allclose(...)` still wants equal values; the tolerance it states wins over a
+    # difference measured before it.
+    facts = analyse(
+        "import torch\na = torch.rand(3)\nb = a + 1e-4\nprint((a - b).abs().max())\n"
+        "if not torch.allclose(a, b, atol=1e-3):\n    print('mismatch')\n"
+    )
+    assert [(c.actual, c.expected, c.measured, c.keywords) for c in facts.comparisons] == [
+        ("a", "b", False, {"atol": "0.001"})  # ast.unparse writes the number so
+    ]

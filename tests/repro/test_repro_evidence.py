@@ -24,7 +24,12 @@ from contribkit.repro.codefacts import analyse
 from contribkit.repro.edits import edit_code
 from contribkit.repro.evidence import issue_claims
 from contribkit.repro.plan import plan_repro
-from contribkit.target.reprojudge import missing_for_absence, missing_for_signature, same_op
+from contribkit.target.reprojudge import (
+    DEVICE_GAP,
+    missing_for_absence,
+    missing_for_signature,
+    same_op,
+)
 
 FENCE = "`" * 3
 
@@ -283,7 +288,8 @@ def test_a_bug_said_to_show_on_the_cpu_too_is_not_held_to_the_gpu(
         ("torch.cdist crashes on Windows", "windows"),
         ("Wrong result from matmul on Apple silicon (macOS 14)", "macos"),
         ("segfault in conv2d on aarch64", "arm64"),
-        ("conv2d is slow on windows and macOS", None),  # two platforms: no single claim
+        ("conv2d is slow on windows and macOS", None),  # two systems: neither is claimed
+        ("segfault in conv2d on macOS arm64", "macos-arm64"),
         ("torch.add raises an error", None),
         ("unfold over sliding windows returns the wrong shape", None),
         ("stft gives wrong output on windows 11", "windows"),
@@ -301,8 +307,14 @@ def test_a_clean_run_on_another_platform_than_the_claimed_one_decides_nothing() 
     ran = {"recorded": True, "ran_to_end": True, "op_calls": 3, "ops": {"add": {}}}
     linux = {**ran, "devices": ["cpu"], "platform": "linux-x86_64"}
     assert missing_for_absence(linux, {"platform": "windows"}) == (
-        "the issue reports the bug on windows, but this machine is linux-x86_64"
+        "the title names windows, but this machine is linux-x86_64"
     )
+    assert missing_for_absence({**linux, "platform": "linux-arm64"}, {"platform": "macos-arm64"})
+    # Not a device gap: the verdict would name a device and hint --device (a CUDA title too).
+    both = missing_for_absence(
+        {**linux, "devices": ["cuda"]}, {"platform": "windows", "device": "cuda"}
+    )
+    assert both and not both.startswith(DEVICE_GAP)
     assert missing_for_absence({**linux, "platform": "macos-arm64"}, {"platform": "macos"}) == ""
     assert missing_for_absence({**linux, "platform": "linux-arm64"}, {"platform": "arm64"}) == ""
     assert missing_for_absence(linux, {"platform": None}) == ""

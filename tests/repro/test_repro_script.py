@@ -308,6 +308,10 @@ def test_a_missing_compiler_is_this_machines_error_not_the_issues(tmp_path: Path
         assert exit_code == 125, err
         assert "torch.compile found no build tool it runs here" in last, last
         assert "--expect" not in last
+    # A stated oracle does not take the missing tool for the bug either.
+    for stated in ("error", "compile-vs-eager"):
+        exit_code, last, err = run(script, "--expect", stated)
+        assert exit_code == 125, (stated, last, err)
 
 
 def test_a_name_the_snippet_never_defines_is_named(tmp_path: Path) -> None:

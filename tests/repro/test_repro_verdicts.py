@@ -362,6 +362,13 @@ def test_feature_requests_and_docs_issues_are_refused() -> None:
     parsed = parse_issue(lift)
     assert parsed.nature == "feature" and parsed.signature is not None
     assert build_spec(lift, parsed, "d").refusal is None
+    # One that quotes only output (numpy printing what torch should) is still refused.
+    numpy_wish = issue(
+        "'''python\nimport numpy as np\nprint(np.nanpercentile([1.0, np.nan], 50))\n'''\n\n"
+        "'''\n1.0\n'''\n",
+        labels=["feature"],
+    )
+    assert build_spec(numpy_wish, parse_issue(numpy_wish), "d").refusal
 
 
 def test_refusal_exit_code_and_force(tmp_path: Path) -> None:
