@@ -416,7 +416,7 @@ def _comparisons(
         and isinstance(n.test, ast.UnaryOp)
         and isinstance(n.test.op, ast.Not)
     }
-    reports = Reports(tree, aliases)
+    reports = functools.cache(lambda: Reports(tree, aliases))  # built only for a difference
     found: dict[tuple[str, str], Comparison] = {}
     for node in sorted(
         (n for n in tree_nodes(tree) if isinstance(n, ast.Call) and id(n) not in negated),
@@ -450,7 +450,7 @@ def _compared(
     node: ast.Call,
     aliases: dict[str, str],
     simple: Callable[[ast.AST], str | None],
-    reports: Reports,
+    reports: Callable[[], Reports],
 ) -> Comparison | None:
     """The comparison one call makes: ``allclose(a, b)``-like, or a measured difference the
     code reports (see :mod:`contribkit.repro.measures`)."""
@@ -465,10 +465,10 @@ def _compared(
             }
             return Comparison(actual=a, expected=b, style=style, keywords=keywords)
     diff = difference(node, aliases)
-    if diff is None or not reports.reported(node):
+    if diff is None or not reports().reported(node):
         return None
     a, b = simple(diff.left), simple(diff.right)
-    if not a or not b or reports.input_side(a) or reports.input_side(b):
+    if not a or not b or reports().input_side(a) or reports().input_side(b):
         return None
     return Comparison(actual=a, expected=b, style="assert_close", measured=True)
 
