@@ -93,6 +93,12 @@ class CodeFacts:
     # it never checks only the side an issue reports as right (a CPU-vs-CUDA contrast measured
     # against one reference: ``cpu - ref`` and ``gpu - ref``).
     comparisons: list[Comparison] = field(default_factory=list)
+
+    @property
+    def compiled_pair(self) -> tuple[str, str] | None:
+        """The compiled and eager calls of the first comparison of the two, if any."""
+        return next((c.calls for c in self.comparisons if c.calls), None)
+
     edits: list[Edit] = field(default_factory=list)  # the device rewrite, when safe
     moves_to_cuda: bool = False  # .cuda() or .to("cuda") on an existing value
 
@@ -317,8 +323,8 @@ def _find_comparisons(
     tree: ast.Module, compiled: dict[str, str], aliases: dict[str, str]
 ) -> list[Comparison]:
     found = _comparisons(tree, compiled, aliases)
-    if found:
-        found[0].calls = _compile_pair(tree, found[0], compiled, aliases)
+    for comparison in found:  # eager vs compiled may be any of them, not only the first
+        comparison.calls = _compile_pair(tree, comparison, compiled, aliases)
     return found
 
 

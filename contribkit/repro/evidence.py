@@ -183,7 +183,7 @@ def gather_evidence(
         found["check_oracle"] = name
         ev.oracles.append(name)
         why = f"the code compares {facts.comparison.actual} with {facts.comparison.expected}"
-        if facts.comparison.calls and parsed.signature is None:
+        if facts.compiled_pair and parsed.signature is None:
             why += "; should the code raise, an error in eager alone (compiled returns) reproduces"
         ev.why.append(why)
     code_text = parsed.code

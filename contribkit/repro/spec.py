@@ -101,10 +101,9 @@ class ReproSpec:
     def differential(self) -> tuple[str, str] | None:
         """The compiled and eager calls the script compares should the issue's code raise: only
         where the code compares the two and the issue reports no error of its own."""
-        comparison = self.facts.comparison
-        if comparison is None or self.signature is not None or not self.code.runs:
+        if self.signature is not None or not self.code.runs:
             return None
-        return comparison.calls
+        return self.facts.compiled_pair
 
     @property
     def edits(self) -> list[str]:

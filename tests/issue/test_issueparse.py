@@ -1312,3 +1312,26 @@ def test_fuzz_markdownish_text_never_crashes(body: str, comment: str, lines: boo
         body = body.replace(" ", "\n")
     issue = Issue(title="t", body=body, author="me", comments=[Comment("me", comment)])
     check_well_typed(parse_issue(issue))
+
+
+def test_a_heading_that_only_mentions_expected_keeps_its_code() -> None:
+    # "Larger than expected" names the bug, not the expected behaviour: its code is the repro.
+    body = md(
+        """
+        ### Output is larger than expected
+
+        '''python
+        import torch
+        print(torch.ones(2).sum())
+        '''
+
+        ### What I expected
+
+        '''
+        tensor(2.)
+        '''
+        """
+    )
+    parsed = parse(body)
+    assert parsed.code == "import torch\nprint(torch.ones(2).sum())\n"
+    assert [o.role for o in parsed.outputs] == ["expected"]

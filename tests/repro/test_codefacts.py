@@ -285,3 +285,13 @@ def test_reported_differences_and_stated_tolerances() -> None:
     assert [(c.actual, c.expected, c.measured, c.keywords) for c in facts.comparisons] == [
         ("a", "b", False, {"atol": "0.001"})  # ast.unparse writes the number so
     ]
+
+
+def test_the_compiled_pair_is_found_behind_another_comparison() -> None:
+    facts = analyse(
+        "import torch\na = torch.ones(2)\nb = a.clone()\nprint((a - b).abs().max())\n"
+        "def f(x):\n    return x * 2\nopt = torch.compile(f)\nx = torch.ones(2)\n"
+        "out = opt(x)\nref = f(x)\nprint(torch.allclose(out, ref))\n"
+    )
+    assert [(c.actual, c.expected) for c in facts.comparisons] == [("a", "b"), ("out", "ref")]
+    assert facts.compiled_pair == ("opt(x)", "f(x)")

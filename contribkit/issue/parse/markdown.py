@@ -299,7 +299,12 @@ def _role(title: str) -> str:
     """What a heading or <summary> says about the text under it: "expected", "actual",
     "workaround", "env" (a title that starts like "Versions" or "Environment") or "other"."""
     title = " ".join(re.sub(r"[^\w\s/]", " ", title.lower()).split())
-    if re.search(r"\bexpected\b", title):
+    # "Expected behavior", "What I expected"; not "Larger than expected", "Works as expected"
+    if re.search(
+        r"^(?:the\s+|my\s+)?expected\b|\bexpected\s+(?:behaviou?r|results?|outputs?|outcomes?|values?)"
+        r"|\bwhat\s+(?:i|you|we)\s+(?:expected|expect)\b",
+        title,
+    ):
         return "expected"
     if re.search(r"\b(?:actual|observed)\b|\bcurrent\s+(?:behaviou?r|result|output)", title):
         return "actual"
