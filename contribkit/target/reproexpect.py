@@ -458,4 +458,6 @@ def abstain_hint(repro: "Driver", detail: str) -> str:
         return "; or, if the bug is that no error is raised: --expect no-error"
     if "gives nothing to compare with" in detail:
         return "; or state what shows the bug: --expect output:TEXT, or --expect no-error"
+    if detail.startswith("INCOMPLETE: fill in check()"):  # the code ran; nothing says what is wrong
+        return "; or state what shows the bug: --expect output:TEXT (what it prints with the bug)"
     return ""

@@ -262,6 +262,9 @@ def test_no_code_and_bad_code_are_incomplete(tmp_path: Path) -> None:
 def test_unknown_kind_without_signature_or_comparison(tmp_path: Path) -> None:
     code, last, _ = run(generate(tmp_path, "import torch\nprint(torch.ones(2))\n"))
     assert code == 125 and "INCOMPLETE: fill in check()" in last
+    assert last.endswith(
+        "; or state what shows the bug: --expect output:TEXT (what it prints with the bug)"
+    )
 
 
 def test_json_verdict_and_exit_paths(tmp_path: Path) -> None:
