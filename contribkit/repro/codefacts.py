@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from contribkit.core.astnames import dotted, qualified, source_lines
-from contribkit.repro.measures import Reports, difference
+from contribkit.repro.measures import CONVERSIONS, Reports, difference
 
 DEVICE_NAME = "DEVICE"
 WALK_RECURSION_LIMIT = 20_000
@@ -46,9 +46,6 @@ _COMPARE_CALLS = {
     "np.testing.assert_allclose": "allclose",
 }
 _STDLIB = set(getattr(sys, "stdlib_module_names", ())) | {"__future__"}
-# Conversions a value may go through on its way into a comparison: ``a.astype(np.float64)``,
-# ``a.to(torch.float64)`` (no-argument ones, ``.double()``, ``.cpu()``, pass as they are).
-_CONVERSIONS = ("astype", "to", "type")
 
 
 @dataclass
@@ -88,19 +85,22 @@ class CodeFacts:
     compile_backends: list[str] = field(default_factory=list)
     third_party: list[str] = field(default_factory=list)
     downloads: list[str] = field(default_factory=list)
-    comparison: Comparison | None = None  # the first of ``comparisons``
     # Every comparison the code makes between module-level values: check() asserts them all, so
     # it never checks only the side an issue reports as right (a CPU-vs-CUDA contrast measured
     # against one reference: ``cpu - ref`` and ``gpu - ref``).
     comparisons: list[Comparison] = field(default_factory=list)
+    edits: list[Edit] = field(default_factory=list)  # the device rewrite, when safe
+    moves_to_cuda: bool = False  # .cuda() or .to("cuda") on an existing value
+
+    @property
+    def comparison(self) -> Comparison | None:
+        """The first of :attr:`comparisons` (the one meta.json and notes name)."""
+        return self.comparisons[0] if self.comparisons else None
 
     @property
     def compiled_pair(self) -> tuple[str, str] | None:
         """The compiled and eager calls of the first comparison of the two, if any."""
         return next((c.calls for c in self.comparisons if c.calls), None)
-
-    edits: list[Edit] = field(default_factory=list)  # the device rewrite, when safe
-    moves_to_cuda: bool = False  # .cuda() or .to("cuda") on an existing value
 
     @property
     def needs_cuda(self) -> bool:
@@ -400,7 +400,7 @@ def _comparisons(
                 and (
                     not root.args
                     or (
-                        root.func.attr in _CONVERSIONS
+                        root.func.attr in CONVERSIONS
                         and len(root.args) == 1
                         and bool(dotted(root.args[0]))
                     )
@@ -598,7 +598,6 @@ def _analyse(code: str, parse_limit: int) -> CodeFacts:
     visitor = _Visitor(facts, code, aliases)
     visitor.visit(tree)
     facts.comparisons = _find_comparisons(tree, visitor.compiled, aliases)
-    facts.comparison = facts.comparisons[0] if facts.comparisons else None
     return facts
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 
-from contribkit.core.astnames import dotted, qualified
+from contribkit.core.astnames import qualified
 
 # Functions and methods that reduce a difference to a size.
 MEASURES = {
@@ -38,7 +38,15 @@ _PASS_FUNCTIONS = {
     "numpy.asarray",
     "numpy.array",
 }
-_PASS_METHODS = {"item", "tolist", "cpu", "numpy", "detach", "float", "double", "__format__"}
+# Conversions a value may go through on its way into a comparison: ``a.astype(np.float64)``,
+# ``a.to(torch.float64)`` (no-argument ones, ``.double()``, ``.cpu()``, pass as they are).
+CONVERSIONS = ("astype", "to", "type")
+# Methods of a value that report, measure or convert it rather than consume it.
+_PASS_METHODS = {
+    *MEASURE_METHODS,
+    *CONVERSIONS,
+    *("item", "tolist", "cpu", "numpy", "detach", "float", "double", "__format__"),
+}
 # Where a value is reported: printed or logged, asserted, compared with a number.
 _REPORTS = {"print", "logging.info", "logging.warning", "logger.info", "log.info", "pprint"}
 _MAX_HOPS = 3  # err = ...; ratio = err / ref_err; print(ratio)
@@ -97,8 +105,7 @@ class Reports:
             "numpy.allclose",
         ):
             return True
-        attr = call.func.attr if isinstance(call.func, ast.Attribute) else ""
-        return attr in MEASURE_METHODS or attr in _PASS_METHODS or attr in ("astype", "to")
+        return isinstance(call.func, ast.Attribute) and call.func.attr in _PASS_METHODS
 
     def reported(self, node: ast.AST) -> bool:
         """The value of ``node`` reaches a report (printed, an f-string too, asserted, compared
@@ -118,7 +125,7 @@ class Reports:
                 if not self._passes(parent):
                     return "consumed"
             elif isinstance(parent, ast.Attribute):
-                if parent.attr not in (*MEASURE_METHODS, *_PASS_METHODS, "astype", "to"):
+                if parent.attr not in _PASS_METHODS:
                     return "consumed"  # loss.backward(), out.add_(…)
             elif isinstance(parent, ast.Compare):
                 others = [parent.left, *parent.comparators]
@@ -152,4 +159,4 @@ class Reports:
                 root = root.func.value
             else:
                 break
-        return isinstance(root, ast.Name) and root.id in self.inputs and bool(dotted(root))
+        return isinstance(root, ast.Name) and root.id in self.inputs

@@ -342,6 +342,8 @@ def same_op(called: str, named: str) -> bool:
 
 DEVICE_GAP = "the issue reports the bug on "
 CAUGHT = "a torch operation raised an error the issue's code caught"
+# A clean run whose printed values the quoted-output oracle cannot decide (testgen reads it).
+UNDECIDED_OUTPUT = "but what it printed neither matches nor clearly differs from the output"
 
 
 def device_gap(ran_on: List[str], reported: Optional[str]) -> str:
@@ -392,9 +394,7 @@ def evidence_rule(
         if not missing and oracle in ("no-error", "signature") and doc.get("caught"):
             # Class: the reported call inside try/except (issue #21's kept-aside sets; the dev
             # set's try blocks re-raise or print the error the signature matches).
-            missing = (
-                "a torch operation raised an error the issue's code caught (%s)" % (doc["caught"])
-            )
+            missing = CAUGHT + " (%s)" % doc["caught"]
         return rule, missing
     if oracle == "signature" and not needs.get("device_claimed"):
         needs = dict(needs, device=None)  # ran elsewhere, the reported error still shows its path

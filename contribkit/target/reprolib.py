@@ -31,6 +31,7 @@ from contribkit.target.reproexpect import (
 from contribkit.target.reprojudge import (
     CAUGHT,
     DEVICE_GAP,
+    UNDECIDED_OUTPUT,
     compare_unit,
     describe,
     dynamo_counts,
@@ -487,8 +488,7 @@ class Repro:
         if evidence.get("units"):
             self.verdict(
                 "CANNOT_RUN",
-                how + ", but what it printed neither matches nor clearly differs from the"
-                " output the issue quotes: compare them, or add an assert",
+                how + ", " + UNDECIDED_OUTPUT + " the issue quotes: compare them, or add an assert",
             )
         self.verdict(
             "CANNOT_RUN",

@@ -20,6 +20,7 @@ from contribkit.core.errors import BadInput
 from contribkit.core.sandbox import Sandbox
 from contribkit.core.verdict import parse_verdict
 from contribkit.run.record import records_newest_first
+from contribkit.target.reprojudge import UNDECIDED_OUTPUT
 
 # CANNOT_RUN details that say a device is missing (reprolib's wording), and the device.
 _NO_DEVICE = {
@@ -37,9 +38,7 @@ _ORACLE_TAG = re.compile(r"^\[[\w:-]+\] ")
 # class: a CUDA issue quoting what a reduction of random inputs gives on CPU and on CUDA (dev
 # set 20551, torch.norm of a rand tensor and of its .to(device) copy; the sum of a rand tensor
 # and of its .cuda() copy, tests/testgen/test_fromrepro_oracles.py's fixture).
-_UNDECIDED_FALLBACK = re.compile(
-    r"^completed on \w+, but what it printed neither matches nor clearly differs\b"
-)
+_UNDECIDED_FALLBACK = re.compile(r"^completed on \w+, " + re.escape(UNDECIDED_OUTPUT))
 # The decorator that restricts a device-generic test to each device.
 ONLY_DEVICE = {"cuda": "onlyCUDA"}
 REPRO_TIMEOUT_S = 600.0
@@ -80,15 +79,19 @@ def missing_device(verdict: ReproVerdict) -> str | None:
     if verdict.word != "CANNOT_RUN":
         return None
     # The verdict line names the deciding oracle first ("[device] device cuda is not …").
-    detail = _ORACLE_TAG.sub("", verdict.detail.removeprefix("CANNOT_RUN: "))
+    detail = _bare_detail(verdict)
     return next((d for text, d in _NO_DEVICE.items() if detail.startswith(text)), None)
 
 
 def _undecided_fallback(verdict: ReproVerdict) -> bool:
     if verdict.word != "CANNOT_RUN" or verdict.device == "default":
         return False
-    detail = _ORACLE_TAG.sub("", verdict.detail.removeprefix("CANNOT_RUN: "))
-    return bool(_UNDECIDED_FALLBACK.match(detail))
+    return bool(_UNDECIDED_FALLBACK.match(_bare_detail(verdict)))
+
+
+def _bare_detail(verdict: ReproVerdict) -> str:
+    """A CANNOT_RUN's detail without the verdict word and the deciding oracle's tag."""
+    return _ORACLE_TAG.sub("", verdict.detail.removeprefix("CANNOT_RUN: "))
 
 
 def oracle_of(verdict: ReproVerdict) -> str | None:
