@@ -42,6 +42,18 @@ def signature_text(signature: Optional[Dict[str, str]]) -> str:
     return signature["exc_type"] + (": " + signature["message"] if signature.get("message") else "")
 
 
+def caught_reported(record: Any, signature: Optional[Dict[str, str]]) -> str:
+    """The issue's error (its type and message), raised by a torch op and caught by the issue's
+    own code, a try/except around the reported call: its text; "" when no such error was."""
+    raised = record.raised if record is not None else None
+    if not raised or not signature or not signature.get("message"):
+        return ""
+    exc = raised[0]
+    return (
+        describe(exc) if signature_matches(exc, signature["exc_type"], signature["message"]) else ""
+    )
+
+
 def _raised_here(exc: BaseException) -> bool:
     """``exc`` was raised by the script's own code (the issue's), not inside a library."""
     tb = exc.__traceback__

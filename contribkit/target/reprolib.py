@@ -20,7 +20,12 @@ from typing import Any, Callable, Dict, List, NoReturn, Optional
 
 # contribkit:judge-import (the runtime module holds the other files' text above instead)
 from contribkit.target.reproconfine import Confined
-from contribkit.target.reproerrors import classify_error, eager_only_error, signature_text
+from contribkit.target.reproerrors import (
+    caught_reported,
+    classify_error,
+    eager_only_error,
+    signature_text,
+)
 from contribkit.target.reproexpect import (
     EXPECT_AUTO,
     EXPECT_USAGE,
@@ -70,13 +75,9 @@ COMPARE_EXIT = 3  # a child that wrote its output for the determinism oracle
 class Repro:
     """Drives one repro script: options, time limit, device checks, seeds, exactly one verdict.
 
-    ``evidence`` says which oracles apply (all optional): ``crash`` (the issue reports a process
-    crash), ``reports_error`` (it reports an error without a traceback), ``graph_break`` (a
-    fullgraph compile the issue says fails), ``graph_breaks`` (graph breaks the issue reports,
-    counted by torch._dynamo), ``own_checks`` and ``check_raises`` (the issue's own
-    asserts / ``if ...: raise X``), ``units`` (printed output the issue quotes, with ids given to
-    :meth:`mark`; id 0 is the whole program's output), ``deterministic``, ``check_oracle`` (the
-    name of what ``check()`` compares) and ``reported_device`` (the device the issue ran on).
+    ``evidence`` says which oracles apply and what the issue claims: the runtime dict that
+    contribkit.repro.evidence.gather_evidence builds (units of quoted output carry the ids given
+    to :meth:`mark`; id 0 is the whole program's output).
     """
 
     def __init__(
@@ -449,8 +450,9 @@ class Repro:
         if sig and sig.get("message"):
             seen = "".join(t.seen for t in (self._stdout, self._stderr) if t is not None)
             line = printed_signature(seen, sig["exc_type"], sig["message"])
-            if line:
-                detail = "the issue's code caught and printed the error: " + line[:200]
+            caught = caught_reported(self.record, sig)
+            if line or caught:
+                detail = "the issue's code caught the error: " + (line or caught)[:200]
                 self.verdict("REPRODUCED", detail, "signature")
         evidence = self.evidence
         if evidence.get("own_checks"):

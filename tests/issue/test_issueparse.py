@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -967,6 +968,34 @@ def test_wanted_errors_are_not_signatures() -> None:
         == "`torch.arange(1, 0)` should raise `ValueError: upper bound must be greater`"
     )
     assert parsed.actual == "but it returns an empty tensor."
+
+
+@pytest.mark.parametrize(
+    ("title", "found"),
+    [
+        ("IndexError in torch.gather with negative indices", ["text: IndexError"]),
+        ("unfold: RuntimeError on a zero step", ["text: RuntimeError"]),
+        (
+            "`torch._dynamo.exc.Unsupported` on a dict subclass",
+            ["text: torch._dynamo.exc.Unsupported"],
+        ),
+        (
+            "internal assert in addmm on a sparse input",
+            ["text: RuntimeError: INTERNAL ASSERT FAILED"],
+        ),
+        ("torch.cat raises ValueError on mixed dtypes", ["text: ValueError"]),
+        ("torch.cat should give ValueError on mixed dtypes", []),
+        ("max_pool2d returns garbage instead of a RuntimeError", []),
+        ("No IndexError for an out-of-range index in take", []),
+        ("A clearer error than KeyError for a missing buffer", []),
+        ("take silently wraps around instead of IndexError", []),
+        ("Exception when calling torch.foo", []),
+    ],
+)
+def test_a_title_names_its_failure_bare(title: str, found: list[str]) -> None:
+    """A failure the title names without a verb or message is a type-only signature, unless the
+    title wants it or says it is missing."""
+    assert sigs(parse("Calling it on these inputs misbehaves.", title=title)) == found
 
 
 def test_signature_in_a_code_comment() -> None:

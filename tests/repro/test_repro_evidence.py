@@ -318,3 +318,63 @@ def test_a_clean_run_on_another_platform_than_the_claimed_one_decides_nothing() 
     assert missing_for_absence({**linux, "platform": "macos-arm64"}, {"platform": "macos"}) == ""
     assert missing_for_absence({**linux, "platform": "linux-arm64"}, {"platform": "arm64"}) == ""
     assert missing_for_absence(linux, {"platform": None}) == ""
+
+
+TITLE_ERROR = """
+    ### 🐛 Describe the bug
+
+    '''python
+    import torch
+    x = torch.arange(6.0)
+    print(x.unfold(0, 2, 0))
+    '''
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("title", "verdict"),
+    [
+        ("Tensor.unfold raises RuntimeError when step is 0", "REPRODUCED"),
+        ("unfold: RuntimeError on a zero step", "REPRODUCED"),
+        ("internal assert in Tensor.unfold when step is 0", "CANNOT_RUN"),
+        ("Tensor.unfold should raise RuntimeError when step is 0", "CANNOT_RUN"),
+    ],
+)
+def test_an_error_the_title_names_reproduces_without_a_traceback(
+    tmp_path: Path, title: str, verdict: str
+) -> None:
+    """No traceback quoted: the error raised is the reported one only where the title names
+    its class as what happens (not as what it wants)."""
+    doc = run_json(write_script(tmp_path, TITLE_ERROR, title))
+    assert doc["verdict"] == verdict, doc
+    if verdict == "REPRODUCED":
+        assert doc["oracle"] == "signature"
+        assert doc["detail"] == "RuntimeError: step is 0 but must be > 0"
+
+
+CAUGHT_QUIETLY = """
+    ### 🐛 Describe the bug
+
+    '''python
+    import torch
+    a = torch.zeros(2, 3, 3)
+    try:
+        torch.linalg.inv(a)
+    except Exception:
+        print("inversion failed")
+    '''
+
+    '''
+    torch._C._LinAlgError: linalg.inv: (Batch element 0): The diagonal element 1 is zero, the inversion could not be completed because the input matrix is singular.
+    '''
+"""
+
+
+@pytest.mark.slow
+def test_the_reported_error_caught_without_printing_it_reproduces(tmp_path: Path) -> None:
+    """A try/except around the reported call that prints its own words: the error the torch op
+    raised is still the issue's, by type and message."""
+    doc = run_json(write_script(tmp_path, CAUGHT_QUIETLY, "linalg.inv fails on a batch"))
+    assert (doc["verdict"], doc["oracle"]) == ("REPRODUCED", "signature"), doc
+    assert "the issue's code caught the error: _LinAlgError: linalg.inv" in doc["detail"]

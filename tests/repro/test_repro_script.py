@@ -117,7 +117,7 @@ def test_error_caught_and_printed_by_the_issue_is_reproduced(tmp_path: Path, han
     code, last, _ = run(generate(tmp_path, caught, INDEX_ADD_SIG))
     assert code == 1, last
     assert last.startswith(
-        "contribkit-verdict: REPRODUCED [signature] the issue's code caught and printed the error: "
+        "contribkit-verdict: REPRODUCED [signature] the issue's code caught the error: "
     ), last
     assert "must have the same scalar type" in last
 

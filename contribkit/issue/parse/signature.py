@@ -217,6 +217,44 @@ def _text_signatures(text: str) -> Iterator[Signature]:
             yield Signature(match.group("type"), "", "text")
 
 
+# A title names its failure without a verb or a message: "IndexError in torch.gather with
+# negative indices", "unfold: RuntimeError on a zero step", "internal assert in addmm on a
+# sparse input" (torch's internal asserts raise "RuntimeError: ... INTERNAL ASSERT FAILED").
+# Class from issue #21's kept-aside sets: an error raised without a quoted traceback while the
+# title names the failure. Not an error the title wants or misses ("no IndexError for ...",
+# "a clearer error than KeyError"), nor a bare "Exception", which any error would match.
+_TITLE_FAILURE = re.compile(r"(?<![\w.])(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?![\w.:])")
+_INTERNAL_ASSERT = re.compile(r"\binternal[\s_]+assert", re.I)
+_WANTED_BEFORE = re.compile(
+    r"\b(?:no|missing|proper|better|clearer|meaningful|informative|helpful|wrong|misleading)"
+    r"\s+(?:\w+\s+)?$|\bthan\s+(?:an?\s+)?$",
+    re.I,
+)
+_TOO_BROAD = {"Exception", "BaseException"}
+
+
+def _title_signatures(title: str) -> Iterator[Signature]:
+    """The failures a title names bare (a type, an internal assert), as type-only signatures."""
+    if _MISSING_IN_TITLE.search(title):
+        return
+    for match in _TITLE_FAILURE.finditer(title):
+        name = match.group(0)
+        before = title[: match.start()]
+        if not _is_failure(name) or name.rsplit(".", 1)[-1] in _TOO_BROAD:
+            continue
+        if not _hedged(title, match.start()) and not _WANTED_BEFORE.search(before):
+            yield Signature(name, "", "text")
+    found = _INTERNAL_ASSERT.search(title)
+    if found and not _hedged(title, found.start()):
+        yield Signature("RuntimeError", "INTERNAL ASSERT FAILED", "text")
+
+
+# The title's bug is an error that is missing: no error it names is the failure.
+_MISSING_IN_TITLE = re.compile(
+    r"\bsilently\b|\b(?:does\s*n[o']t|did\s*n[o']t|never|fails?\s+to)\s+(?:raise|throw|error)", re.I
+)
+
+
 def _hedged(text: str, position: int) -> bool:
     sentence_start = max(text.rfind(mark, 0, position) for mark in (". ", "\n", "! ", "? "))
     return bool(_HEDGE.search(text[sentence_start + 1 : position]))
@@ -249,6 +287,7 @@ def signatures(traceback_scans: list[Scan], scans: list[Scan], title: str) -> li
                 for comment in _code_comments(item.code.text):
                     mentions.extend(_text_signatures(comment))
     mentions.extend(_text_signatures(title))
+    mentions.extend(_title_signatures(title))
     for mention in mentions:
         if not any(_same_failure(mention, earlier) for earlier in found):
             found.append(mention)
