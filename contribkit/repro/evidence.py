@@ -18,6 +18,7 @@ from contribkit.issue.model import Issue, ParsedIssue
 from contribkit.issue.parse.transcripts import prose_only
 from contribkit.repro.codefacts import CodeFacts, parse_code
 from contribkit.repro.edits import EditedCode
+from contribkit.repro.statedvalues import StatedValue, stated_values
 
 # A process crash, not "it crashes" (which often means it raises): that needs a signature.
 _CRASH = re.compile(
@@ -134,10 +135,15 @@ class Evidence:
         return bool(self.oracles)
 
 
-def _report_text(issue: Issue, body: str) -> str:
-    """The title and the body (as the parser read it) above its environment section."""
+def _report_body(body: str) -> str:
+    """The body (as the parser read it) above its environment section."""
     cut = _ENV_START.search(body)
-    return f"{issue.title}\n{body[: cut.start()] if cut else body}"
+    return body[: cut.start()] if cut else body
+
+
+def _report_text(issue: Issue, body: str) -> str:
+    """The title and the body above its environment section."""
+    return f"{issue.title}\n{_report_body(body)}"
 
 
 def gather_evidence(
@@ -167,6 +173,14 @@ def gather_evidence(
         found["units"] = units
         ev.oracles.append("quoted-output")
         ev.why.append(f"the issue quotes the output of {len(units)} part(s) of its code")
+    stated = _stated(issue, parsed)
+    if stated:
+        found["stated"] = [pair.runtime() for pair in stated]
+        ev.oracles.append("stated-value")
+        ev.why.append(
+            "the issue states the value the code gives and the one it should: "
+            + "; ".join(f"{p.actual} instead of {p.expected} ({p.where})" for p in stated[:3])
+        )
     crash = bool(_CRASH.search(text))
     if crash:
         found["crash"] = True
@@ -212,6 +226,17 @@ def gather_evidence(
             "the output the code prints now and the output it should print",
         ]
     return ev
+
+
+def _stated(issue: Issue, parsed: ParsedIssue) -> list[StatedValue]:
+    """The value pairs the title, the prose (above the environment) and the code's comments
+    state; see contribkit.repro.statedvalues."""
+    prose = (
+        prose_only(_report_body(parsed.body), parsed.code)
+        + "\n"
+        + "\n".join(_COMMENT.findall(parsed.code))
+    )
+    return stated_values(issue.title or "", prose)
 
 
 def _compile_oracles(

@@ -290,6 +290,83 @@ def judge_outputs(statuses: List[str], deterministic: bool) -> "Optional[tuple[s
     return None
 
 
+# -- values the issue states in a sentence (contribkit.repro.statedvalues) ----------------------
+_VALUE_TOKEN = re.compile(
+    r"\btorch\.(?:float|double|half|bfloat|int|long|uint|bool|complex|short|cfloat|cdouble)\d*\b"
+    r"|[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)\b"
+    r"|\b(?:true|false|none)\b",
+    re.I,
+)
+_KEYWORD_PART = re.compile(r"\b(?:dtype|device|grad_fn|requires_grad|layout)\s*=\s*[^,)\]]*")
+_WRAPPERS = re.compile(r"\b(?:torch\.Size|Size|tensor|array)\b|[\s()\[\],]")
+_DTYPE_ALIASES = {
+    "torch.float": "torch.float32",
+    "torch.double": "torch.float64",
+    "torch.half": "torch.float16",
+    "torch.long": "torch.int64",
+    "torch.int": "torch.int32",
+    "torch.short": "torch.int16",
+    "torch.cfloat": "torch.complex64",
+    "torch.cdouble": "torch.complex128",
+}
+
+
+def value_tokens(text: str) -> Optional[List[str]]:
+    """The values ``text`` holds when it is a value and nothing else (a number, nan, a bool, a
+    dtype, a tensor/tuple/list of them, its dtype= and device= aside); None otherwise."""
+    text = _KEYWORD_PART.sub("", text)
+    tokens = _VALUE_TOKEN.findall(text)
+    if not tokens or _WRAPPERS.sub("", _VALUE_TOKEN.sub("", text)):
+        return None
+    return [_DTYPE_ALIASES.get(t, t) if t.startswith("torch.") else t.lower() for t in tokens]
+
+
+_NUMERIC = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
+
+
+def _same_value(got: str, stated: str) -> bool:
+    if not (_NUMERIC.match(got) and _NUMERIC.match(stated)):  # a word: nan, true, a dtype
+        return got.lstrip("+") == stated.lstrip("+")
+    if stated.lstrip("+-").isdigit():  # "0" is 0, not any value that rounds to it
+        return float(got) == float(stated)
+    return _same_number(got, stated)
+
+
+def _shows(line: str, stated: List[str]) -> bool:
+    """A printed line shows the stated value whole (or after a label: ``result: -1``)."""
+    for part in (line, re.split(r"[:=]", line)[-1]):
+        got = value_tokens(part)
+        if got is None or len(got) != len(stated):
+            continue
+        if all(_same_value(got[i], s) for i, s in enumerate(stated)):
+            return True
+    return False
+
+
+def judge_stated(printed: List[str], stated: List[Dict[str, str]]) -> "Optional[tuple[str, str]]":
+    """A verdict from the values the issue states (actual against expected): REPRODUCED when
+    the printed lines show each decided pair's actual value and not its expected one,
+    NOT_REPRODUCED the other way round; None when they show neither, both, or pairs disagree."""
+    found: List["tuple[str, int]"] = []
+    for index, pair in enumerate(stated):
+        actual, expected = value_tokens(pair["actual"]), value_tokens(pair["expected"])
+        if not actual or not expected:
+            continue
+        bug = any(_shows(line, actual) for line in printed)
+        fixed = any(_shows(line, expected) for line in printed)
+        if bug != fixed:
+            found.append(("REPRODUCED" if bug else "NOT_REPRODUCED", index))
+    if len({verdict for verdict, _ in found}) != 1:
+        return None
+    verdict, index = found[0]
+    pair = stated[index]
+    if verdict == "REPRODUCED":
+        detail = "the code still prints %s where %s expects %s"
+        return verdict, detail % (pair["actual"], pair["where"], pair["expected"])
+    detail = "the code prints %s, the value %s expects, not %s"
+    return verdict, detail % (pair["expected"], pair["where"], pair["actual"])
+
+
 # -- rules over the execution evidence (reprotrace's document), the same for every issue ----
 def missing_for_absence(ev: Dict[str, Any], needs: Dict[str, Any]) -> str:
     """What a NOT_REPRODUCED lacks ("" when the evidence holds it): the issue's code ran to its
@@ -408,3 +485,20 @@ def evidence_rule(
     if oracle == "signature":
         return rule, missing_for_signature(doc["devices"], needs)
     return rule, device_gap(doc["devices"], needs.get("device"))
+
+
+def undecided(how: str, evidence: Dict[str, Any]) -> str:
+    """Why a clean run decides nothing: what the issue gave, and what would decide."""
+    if evidence.get("units"):
+        return how + ", " + UNDECIDED_OUTPUT + " the issue quotes: compare them, or add an assert"
+    stated = evidence.get("stated") or []
+    if stated:
+        pairs = ", ".join("%s (not %s)" % (p["actual"], p["expected"]) for p in stated[:3])
+        return (
+            how + ", but no line it printed shows one value alone of those the issue states the"
+            " code gives: " + pairs + ": print that result, or add an assert"
+        )
+    return (
+        how + "; the issue gives nothing to compare with (no traceback, assert or quoted"
+        " output): add an assert, or fill in check()"
+    )

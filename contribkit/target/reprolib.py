@@ -36,7 +36,6 @@ from contribkit.target.reproexpect import (
 from contribkit.target.reprojudge import (
     CAUGHT,
     DEVICE_GAP,
-    UNDECIDED_OUTPUT,
     compare_unit,
     describe,
     dynamo_counts,
@@ -45,10 +44,12 @@ from contribkit.target.reprojudge import (
     judge_outputs,
     judge_recompiles,
     judge_runs,
+    judge_stated,
     normalise_message,
     output_lines,
     printed_signature,
     signal_name,
+    undecided,
 )
 from contribkit.target.reprotrace import (
     EVIDENCE_ENV,
@@ -163,7 +164,7 @@ class Repro:
         if os.environ.get(CHILD_ENV) != "1" and os.path.isfile(sys.argv[0]):
             self._supervise()
         sys.argv = sys.argv[:1] + rest  # the issue's code may read its own arguments
-        tee = ("units", "determinism")
+        tee = ("units", "determinism", "stated")
         said = self.signature and self.signature.get("message")
         if self.user is not None or said or any(map(self.evidence.get, tee)):
             sys.stdout = self._stdout = Tee(sys.stdout)
@@ -465,6 +466,9 @@ class Repro:
             judged = self._quoted_output()
             if judged is not None:
                 self.verdict(judged[0], judged[1], "quoted-output")
+        stated = judge_stated(self._unit_outputs().get(0, []), evidence.get("stated") or [])
+        if stated is not None:
+            self.verdict(stated[0], stated[1], "stated-value")
         if evidence.get("crash"):
             self._no_crash(how + " without crashing")
         if sig:
@@ -487,16 +491,7 @@ class Repro:
             os._exit(COMPARE_EXIT)
         if evidence.get("reports_error"):
             self.verdict("NOT_REPRODUCED", how + " without the error the issue reports", "no-error")
-        if evidence.get("units"):
-            self.verdict(
-                "CANNOT_RUN",
-                how + ", " + UNDECIDED_OUTPUT + " the issue quotes: compare them, or add an assert",
-            )
-        self.verdict(
-            "CANNOT_RUN",
-            how + "; the issue gives nothing to compare with (no traceback, assert or quoted"
-            " output): add an assert, or fill in check()",
-        )
+        self.verdict("CANNOT_RUN", undecided(how, evidence))
 
     def _clean_run(self, how: str) -> NoReturn:
         """NOT_REPRODUCED by the signature: the code ran to its end without the reported error,
