@@ -22,7 +22,7 @@ def edited(code: str, prose: str = "") -> EditedCode:
 
 
 def definitions(result: EditedCode) -> list[str]:
-    """The edit line that defines undefined names ("" parts dropped), or []."""
+    """The definitions the free-tensor edit lists (at most one such edit), or [] for none."""
     found = [e for e in result.edits if " as the input" in e]
     assert len(found) <= 1, found
     return found[0].split(" states: ", 1)[1].split("; ") if found else []
