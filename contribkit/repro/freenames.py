@@ -80,6 +80,11 @@ _NOT_A_TENSOR = re.compile(r"\b(?:numpy|np\.|nd-?arrays?|arrays?|lists?|tuples?)
 _NOT_TENSOR = {"parameters", "named_parameters", "modules", "children", "named_modules"}
 _NOT_TENSOR |= {"eval", "train", "forward", "state_dict", "load_state_dict", "zero_grad"}
 _NOT_TENSOR |= {"step", "param_groups", "add_module", "register_buffer", "dataset"}
+# Names that hold indices, labels or a mask (``target``, ``labels``, ``idx``, ``attn_mask``):
+# a float input would be a wrong one, so they are defined only where a dtype or factory is said.
+_NOT_FLOAT_NAME = re.compile(
+    r"(?:^|_)(?:targets?|labels?|idx|ids?|index|indices|mask|masks|lengths?|lens)(?:_|$)", re.I
+)
 # What a tensor says of its own shape and dtype.
 _DESCRIBES = {"shape", "size", "dtype", "ndim", "dim", "numel", "is_floating_point"}
 
@@ -125,7 +130,7 @@ def define_free_tensors(
     lines = [
         f"{name} = {value}"
         for name in sorted(stated)
-        if (value := _definition(stated[name], on_device)) is not None
+        if (value := _definition(name, stated[name], on_device)) is not None
     ]
     if not lines:
         return None
@@ -290,12 +295,15 @@ def _dtype_word(match: re.Match[str]) -> str:
     return word.lower()
 
 
-def _definition(stated: list[_Stated], on_device: bool) -> str | None:
-    """The expression that makes the tensor, or None when the statements disagree."""
+def _definition(name: str, stated: list[_Stated], on_device: bool) -> str | None:
+    """The expression that makes the tensor, or None when the statements disagree or leave
+    the dtype of an index, label or mask unsaid."""
     shapes = {s.dims for s in stated}
     factories = {s.factory for s in stated} - {""}
     dtypes = frozenset().union(*(s.dtypes for s in stated))
     if len(shapes) != 1 or len(factories) > 1 or len(dtypes) > 1 or "?" in dtypes:
+        return None
+    if _NOT_FLOAT_NAME.search(name) and not dtypes and not factories:
         return None
     (dims,) = shapes
     if not small_shape(dims):

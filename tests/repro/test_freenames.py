@@ -224,3 +224,15 @@ def test_a_script_runs_past_the_undefined_name_to_a_verdict(tmp_path: Path) -> N
     assert doc["verdict"] == "CANNOT_RUN", doc
     assert "uses a name it never defines (NameError: name 'x' is not defined)" in doc["detail"]
     assert "define it in repro.py" in doc["detail"]
+
+
+def test_labels_and_indices_need_their_dtype_said() -> None:
+    """A float tensor would be a wrong ``target``/``idx``: without a dtype it stays undefined."""
+    code = "import torch\nprint(torch.nn.functional.cross_entropy(logits, target))\n"
+    result = edited(code, "`logits` has shape (4, 10) and `target` has shape (4,).")
+    assert definitions(result) == ["logits = torch.randn(4, 10)"]
+    result = edited(code, "logits: (4, 10); target is a LongTensor of shape (4,).")
+    assert definitions(result) == [
+        "logits = torch.randn(4, 10)",
+        "target = torch.randint(0, 10, (4,), dtype=torch.int64)",
+    ]
