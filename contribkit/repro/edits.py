@@ -1,7 +1,9 @@
 """The edit actions a careful human makes to run an issue's snippet, each one recorded.
 
 Applied to code that already parses (with top-level ``await`` allowed): add the imports its
-free names need; call functions and run ``unittest`` cases it defines but never calls; echo
+free names need, and a value for a free device or dtype name and for a free tensor whose shape
+the issue states (``freenames``); call functions and run ``unittest`` cases it defines but
+never calls, and a model it only defines on the input its prose states (``modelcall``); echo
 the values a transcript or notebook cell shows and mark the statements whose printed output
 the issue quotes; hoist ``from __future__``; run top-level ``await`` in ``asyncio.run``. The
 edits are span insertions (never ``ast.unparse``), so the code stays as the reporter wrote it.
@@ -20,6 +22,7 @@ from typing import Any
 from contribkit.core.astnames import dotted, source_lines
 from contribkit.issue.parse.transcripts import OUTPUT_COMMENT, is_printed_output
 from contribkit.repro.codefacts import Edit, apply_edits, parse_code, tree_nodes
+from contribkit.repro.freenames import FreeTensors, define_free_tensors
 from contribkit.repro.modelcall import model_call
 
 # Free names a snippet uses without importing them -> the import a human adds.
@@ -95,12 +98,19 @@ def edit_code(code: str, prose: str = "") -> EditedCode:
         calls += model.lines
         result.edits.append(model.edit)
     _own_checks(tree, loaded | {c.split("(")[0] for c in calls}, result, lines)
-    _randomness(tree, result)
-    imports = [KNOWN_IMPORTS[n] for n in sorted(loaded - bound - _BUILTINS) if n in KNOWN_IMPORTS]
+    free = loaded - bound - _BUILTINS
+    tensors = _cut_inputs(tree, free, loaded, lines, prose, result)
+    _randomness(tree, result, tensors is not None and tensors.random)
+    imports = [KNOWN_IMPORTS[n] for n in sorted(free) if n in KNOWN_IMPORTS]
     if imports:
         names = ", ".join(sorted(n for n in loaded - bound if n in KNOWN_IMPORTS))
         result.edits.insert(0, f"add imports for the free names {names}: {'; '.join(imports)}")
-    imports += _free_defaults(loaded - bound - _BUILTINS, imports, result)
+    imports += _free_defaults(free, imports, result)
+    if tensors is not None:
+        if KNOWN_IMPORTS["torch"] not in imports:
+            imports.append(KNOWN_IMPORTS["torch"])
+        imports += tensors.lines
+        result.edits.append(tensors.edit)
     text = apply_edits(code, spans)
     body = "\n".join([*imports, text.rstrip("\n"), *calls]) + "\n"
     if _has_top_level_await(tree):
@@ -124,6 +134,9 @@ FREE_DEFAULTS = {
     "dtype": "torch.get_default_dtype()",
 }
 
+# The names that hold the script's device: tensors the code moves there are made there.
+_DEVICE_NAMES = {"DEVICE", *(name for name, value in FREE_DEFAULTS.items() if "DEVICE" in value)}
+
 
 def _free_defaults(free: set[str], imports: list[str], result: EditedCode) -> list[str]:
     """Lines that define the free device/dtype names (after ``import torch`` where needed)."""
@@ -137,6 +150,40 @@ def _free_defaults(free: set[str], imports: list[str], result: EditedCode) -> li
         f"define the undefined name(s) {', '.join(names)}: {'; '.join(lines[-len(names) :])}"
     )
     return lines
+
+
+def _cut_inputs(
+    tree: ast.Module,
+    free: set[str],
+    loaded: set[str],
+    lines: list[str],
+    prose: str,
+    result: EditedCode,
+) -> FreeTensors | None:
+    """Definitions of the free tensors whose shape the issue states (see ``freenames``)."""
+    unknown = free - set(KNOWN_IMPORTS) - set(FREE_DEFAULTS)
+    if not unknown:
+        return None
+    quoted = {unit["where"] for unit in result.units}
+    return define_free_tensors(
+        tree,
+        unknown,
+        _input_comments(lines, result),
+        prose,
+        on_device=bool(loaded & _DEVICE_NAMES),
+        printed=[stmt for stmt in tree.body if f"line {stmt.lineno}" in quoted],
+    )
+
+
+def _input_comments(lines: list[str], result: EditedCode) -> list[str]:
+    """The code's comments, less the output it quotes (``#:`` lines, a value the repro
+    compares with what a statement prints): where the shape of an undefined input is stated."""
+    quoted = {text for unit in result.units for text in unit["actual"]}
+    return [
+        text
+        for text in _comments(lines).values()
+        if not text.startswith(OUTPUT_COMMENT) and text.lstrip("#").strip() not in quoted
+    ]
 
 
 def _names(tree: ast.Module) -> tuple[set[str], set[str]]:
@@ -351,12 +398,15 @@ def _precondition(node: ast.Assert) -> bool:
     return bool(re.search(r"is_available|__version__|version|device_count|isinstance", text))
 
 
-def _randomness(tree: ast.Module, result: EditedCode) -> None:
+def _randomness(tree: ast.Module, result: EditedCode, drawn: bool = False) -> None:
+    """``drawn``: an edit defined an input with random values (an undefined ``x`` of a stated
+    shape): the reporter's run had other values, so what the code prints from them is not
+    deterministic output to compare, seeded or not."""
     names = [dotted(n.func) for n in tree_nodes(tree) if isinstance(n, ast.Call)]
-    result.uses_random = any(_RANDOM_CALL.search(name) for name in names if name)
+    result.uses_random = drawn or any(_RANDOM_CALL.search(name) for name in names if name)
     seeded = any(_SEEDS.search(name) for name in names if name)
     volatile = any(_VOLATILE_CALL.search(name) for name in names if name)
-    result.deterministic = (not result.uses_random or seeded) and not volatile
+    result.deterministic = (not result.uses_random or seeded) and not volatile and not drawn
     if result.uses_random:
         result.edits.append("seed random, torch and numpy with 0 before the code runs")
 

@@ -27,16 +27,19 @@ from dataclasses import dataclass
 
 from contribkit.core.astnames import dotted
 
-# "shape (2, 8, 16, 16)", "of size [1, 3, 224, 224]", "shape `(4, 10)`", "shaped 2x3x8".
+# A dimension list: "(2, 8)", "[1, 3, 224]", "(4,)".
+DIMS = r"[(\[]\s*\d+(?:\s*,\s*\d+)*\s*,?\s*[)\]]"
+# "shape (2, 8, 16, 16)", "of size [1, 3, 224, 224]", "shape `(4, 10)`", "shaped 2x3x8",
+# "x.shape = torch.Size([4, 5])", "x.size() == (4, 5)", "shape: (2, 3)".
 _SHAPE_WORDS = re.compile(
-    r"\b(?:shapes?|sizes?|shaped|dimensions?|dims?)\b(?:\s+(?:of|is|are|=|:))?\s*`?"
-    r"(?P<dims>[(\[]\s*\d+(?:\s*,\s*\d+)*\s*,?\s*[)\]]|\d+(?:\s*[x×]\s*\d+)+)",
+    r"\b(?:shapes?|sizes?|shaped|dimensions?|dims?)\b(?:\(\))?(?:\s*(?:of|is|are|==?|:))?\s*`?"
+    rf"(?:torch\.Size\(\s*)?(?P<dims>{DIMS}|\d+(?:\s*[x×]\s*\d+)+)",
     re.I,
 )
-# ``torch.randn(2, 8)``, ``torch.rand((2, 8))``, ``torch.ones(2, 8)`` written in the prose.
+# ``torch.randn(2, 8)``, ``torch.rand((2, 8))``, ``torch.ones(2, 8, dtype=...)`` in the prose.
 _FACTORY = re.compile(
-    r"\btorch\.(?:randn|rand|ones|zeros|empty)\(\s*(?P<dims>[(\[]?\s*\d+(?:\s*,\s*\d+)*\s*,?\s*[)\]]?)"
-    r"\s*(?:,[^)]*)?\)"
+    r"\btorch\.(?P<factory>randn|rand|ones|zeros|empty)\("
+    r"\s*(?P<dims>[(\[]?\s*\d+(?:\s*,\s*\d+)*\s*,?\s*[)\]]?)\s*(?:,[^)]*)?\)"
 )
 _MAX_ELEMENTS = 1 << 24  # an input a CPU builds in a blink: larger is a guess, not a repro
 
@@ -47,19 +50,38 @@ class ModelCall:
     edit: str  # the edit, as meta.json and the script's header list it
 
 
+@dataclass(frozen=True)
+class ShapeStatement:
+    start: int  # where the statement stands in the text read
+    end: int
+    dims: tuple[int, ...]
+    factory: str  # the torch factory it is written with ("randn"), or "" for words
+
+
+def shape_statements(text: str) -> list[ShapeStatement]:
+    """Every shape ``text`` states, in order: a factory call or a shape word and its dims."""
+    found: list[ShapeStatement] = []
+    for pattern in (_FACTORY, _SHAPE_WORDS):
+        for match in pattern.finditer(text):
+            if not any(s.start <= match.start() < s.end for s in found):
+                dims = tuple(int(d) for d in re.findall(r"\d+", match.group("dims")))
+                factory = match.groupdict().get("factory") or ""
+                found.append(ShapeStatement(match.start(), match.end(), dims, factory))
+    return sorted(found, key=lambda s: s.start)
+
+
 def stated_shapes(prose: str) -> list[tuple[int, ...]]:
     """The input shapes ``prose`` states, in order (a repeated statement counts once)."""
-    found: list[tuple[int, int, tuple[int, ...]]] = []
-    for pattern in (_FACTORY, _SHAPE_WORDS):
-        for match in pattern.finditer(prose):
-            dims = tuple(int(d) for d in re.findall(r"\d+", match.group("dims")))
-            if not any(start <= match.start() < end for start, end, _ in found):
-                found.append((match.start(), match.end(), dims))
     shapes: list[tuple[int, ...]] = []
-    for _, _, dims in sorted(found):
-        if dims not in shapes:
-            shapes.append(dims)
+    for statement in shape_statements(prose):
+        if statement.dims not in shapes:
+            shapes.append(statement.dims)
     return shapes
+
+
+def small_shape(shape: tuple[int, ...]) -> bool:
+    """A shape a repro may build: positive dims, at most ``_MAX_ELEMENTS`` elements."""
+    return bool(shape) and 0 not in shape and _elements(shape) <= _MAX_ELEMENTS
 
 
 def model_call(tree: ast.Module, loaded: set[str], prose: str) -> ModelCall | None:
@@ -82,7 +104,7 @@ def model_call(tree: ast.Module, loaded: set[str], prose: str) -> ModelCall | No
     shapes = stated_shapes(prose)
     if keyword_only or positional == 0 or len(shapes) != positional:
         return None
-    if any(not shape or 0 in shape or _elements(shape) > _MAX_ELEMENTS for shape in shapes):
+    if not all(small_shape(shape) for shape in shapes):
         return None
     inputs = ", ".join(
         f"torch.randn({', '.join(map(str, shape))}, device=DEVICE)" for shape in shapes

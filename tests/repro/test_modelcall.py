@@ -45,6 +45,7 @@ def call_for(code: str, prose: str) -> str | None:
         ("Feed it `torch.randn(1, 3, 224, 224)` and it fails.", [(1, 3, 224, 224)]),
         ("x has size [4, 10] and y is shaped 4x10, then x again: shape (4, 10)", [(4, 10)]),
         ("Inputs of shape (2, 3) and shape (3,)", [(2, 3), (3,)]),
+        ("x.shape = torch.Size([4, 5]), x.size() == (4, 5), y shape: [2, 3]", [(4, 5), (2, 3)]),
         ("It fails for large batches.", []),
     ],
 )
