@@ -24,6 +24,7 @@ from contribkit.issue.parse.transcripts import OUTPUT_COMMENT, is_printed_output
 from contribkit.repro.codefacts import Edit, apply_edits, parse_code, tree_nodes
 from contribkit.repro.freenames import FreeTensors, define_free_tensors
 from contribkit.repro.modelcall import model_call
+from contribkit.repro.reference import recomputed_reference
 
 # Free names a snippet uses without importing them -> the import a human adds.
 KNOWN_IMPORTS = {
@@ -91,7 +92,7 @@ def edit_code(code: str, prose: str = "") -> EditedCode:
     lines = source_lines(code)
     bound, loaded = _names(tree)
     spans += _hoist_future(tree, lines, result)
-    spans += _mark_outputs(tree, lines, result)
+    spans += _mark_outputs(tree, lines, result, code)
     calls = _uncalled(tree, loaded, result)
     model = model_call(tree, loaded, prose)
     if model is not None:
@@ -272,7 +273,7 @@ def _is_print(stmt: ast.stmt) -> bool:
     )
 
 
-def _mark_outputs(tree: ast.Module, lines: list[str], result: EditedCode) -> list[Edit]:
+def _mark_outputs(tree: ast.Module, lines: list[str], result: EditedCode, code: str) -> list[Edit]:
     """Mark top-level statements with quoted output, echo expression statements as a REPL
     does, and echo a bare expression that ends the code (a notebook cell shows its value)."""
     comments = _comments(lines)
@@ -302,6 +303,7 @@ def _mark_outputs(tree: ast.Module, lines: list[str], result: EditedCode) -> lis
             result.units.append({"id": unit, "where": f"line {stmt.lineno}", "actual": shown})
             prefix = f"_repro.mark({unit}); " + prefix
             inserts[(end, width)] = inserts.get((end, width), "") + "\n_repro.mark(-1)"
+            inserts[(end, width)] += _reference_call(stmt, code, unit)
         spans.append(Edit(stmt.lineno, stmt.col_offset, stmt.lineno, stmt.col_offset, "", prefix))
         spans += [Edit(line, col, line, col, "", text) for (line, col), text in inserts.items()]
     if result.units:
@@ -311,6 +313,22 @@ def _mark_outputs(tree: ast.Module, lines: list[str], result: EditedCode) -> lis
     if echoed:
         result.edits.append(f"echo {echoed} expression value(s), as the REPL or notebook did")
     return spans
+
+
+def _reference_call(stmt: ast.stmt, code: str, unit: int) -> str:
+    """The line that records how far the value ``stmt`` prints is from the same computation in
+    float64 (see contribkit.repro.reference), for a quoted output whose value changed; ""
+    where no such recomputation exists."""
+    value = stmt.value if isinstance(stmt, ast.Expr) else None
+    if isinstance(value, ast.Call) and dotted(value.func) == "print":
+        value = value.args[0] if len(value.args) == 1 and not value.keywords else None
+    source = ast.get_source_segment(code, value) if value is not None else None
+    if not source or value is None:
+        return ""
+    reference = recomputed_reference(code, source, stmt.lineno, "_repro.float64")
+    if reference is None:
+        return ""
+    return f"\n_repro.reference({unit}, lambda: ({source}), lambda: ({reference}))"
 
 
 def _uncalled(tree: ast.Module, loaded: set[str], result: EditedCode) -> list[str]:

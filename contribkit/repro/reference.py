@@ -50,6 +50,117 @@ def float64_reference(code: str, expr: str, line: int) -> str | None:
     return wrapped if upcast.changed else None  # nothing upcast: the same computation again
 
 
+# Calls that make a tensor from nothing but their arguments: the code's inputs.
+_FACTORIES = {
+    "tensor", "as_tensor", "from_numpy", "rand", "randn", "randint", "ones", "zeros", "full",
+    "empty", "arange", "linspace", "logspace", "eye", "rand_like", "randn_like", "ones_like",
+    "zeros_like", "full_like", "randperm", "normal",
+}  # fmt: skip
+# Methods that move or convert a value without computing anything from it.
+_NOT_OPS = {"to", "cpu", "cuda", "float", "double", "half", "bfloat16", "contiguous", "clone",
+            "detach", "requires_grad_", "type"}  # fmt: skip
+_MAX_INLINE = 4  # assignments followed back from the printed value to the inputs
+
+
+def recomputed_reference(code: str, expr: str, line: int, function: str) -> str | None:
+    """``expr``, printed at ``line`` of ``code``, computed again from the code's inputs in
+    float64 (``function`` upcasts a value); None unless that holds an operation on them.
+
+    The names ``expr`` reads are followed back through the code's top-level assignments to
+    tensors a factory call made (``a = torch.rand(2000, 2000, 64)``): ``b = torch.norm(a)``
+    printed as ``b`` gives ``torch.norm(function(a))``. None where a value is changed in place
+    (``x.add_(1)``, ``out=``, ``x[0] = 1``: the assignments no longer say what it holds), where
+    a call is not torch's (a function of the code's own, a builtin), where randomness would be
+    drawn again, or where nothing but the inputs would be upcast (the value itself)."""
+    tree = ast.parse(code)
+    try:
+        node = ast.parse(expr, mode="eval").body
+    except SyntaxError:
+        return None
+    values = _assigned_before(tree, line)
+    if values is None:
+        return None
+    inputs = {name for name, value in values.items() if _factory(value)}
+    for _ in range(_MAX_INLINE):
+        node = _Inline(values, inputs).visit(node)
+    reads = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    if reads - inputs - {"torch", "DEVICE"}:
+        return None
+    calls = [n for n in ast.walk(node) if isinstance(n, ast.Call)]
+    if any(not _under_torch(c.func) and not isinstance(c.func, ast.Attribute) for c in calls):
+        return None
+    if any(_name(c.func) in _FACTORIES for c in calls) or not any(_op(c) for c in calls):
+        return None
+    upcast = _Float64(inputs, function)
+    wrapped = ast.unparse(upcast.visit(node))
+    return wrapped if upcast.changed else None
+
+
+def _name(func: ast.expr) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else ""
+
+
+def _op(call: ast.Call) -> bool:
+    """A call that computes: a torch function, or a tensor method that is not a conversion."""
+    name = _name(call.func)
+    return bool(name) and name not in _NOT_OPS and name not in _FACTORIES
+
+
+def _factory(value: ast.expr) -> bool:
+    """``torch.rand(…)``, and a factory's value moved or converted (``….to(DEVICE)``)."""
+    while isinstance(value, ast.Call) and _name(value.func) in _NOT_OPS:
+        assert isinstance(value.func, ast.Attribute)
+        value = value.func.value
+    return (
+        isinstance(value, ast.Call)
+        and _under_torch(value.func)
+        and (_name(value.func) in _FACTORIES)
+    )
+
+
+def _assigned_before(tree: ast.Module, line: int) -> dict[str, ast.expr] | None:
+    """The value each name last got at the top level before ``line``; None where the code
+    changes a value in place or binds a name twice (the assignments then say too little)."""
+    values: dict[str, ast.expr] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _in_place(node):
+            return None
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(not isinstance(t, ast.Name) for t in targets):
+                return None  # x[0] = 1, self.w = …, a, b = …
+    for stmt in tree.body:
+        if stmt.lineno >= line or not isinstance(stmt, ast.Assign):
+            continue
+        for target in stmt.targets:
+            assert isinstance(target, ast.Name)
+            if target.id in values:
+                return None
+            values[target.id] = stmt.value
+    return values
+
+
+def _in_place(call: ast.Call) -> bool:
+    """``x.add_(1)``, ``torch.add(a, b, out=c)``; not ``requires_grad_()`` or a dunder."""
+    name = _name(call.func)
+    if any(k.arg == "out" for k in call.keywords):
+        return True
+    return name.endswith("_") and not name.endswith("__") and name != "requires_grad_"
+
+
+class _Inline(ast.NodeTransformer):
+    """A name the code computed (not an input) becomes the expression it was assigned."""
+
+    def __init__(self, values: dict[str, ast.expr], inputs: set[str]) -> None:
+        self.values = values
+        self.inputs = inputs
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id in self.inputs or node.id not in self.values:
+            return node
+        return ast.parse(ast.unparse(self.values[node.id]), mode="eval").body
+
+
 # Low-precision floating dtypes and the methods that convert to them: float64 in the reference.
 _LOW = {"float16", "half", "bfloat16", "float32", "float"}
 _TO_LOW = {"half", "bfloat16", "float"}
@@ -73,8 +184,9 @@ class _Float64(ast.NodeTransformer):
     """Tensor names the expression reads become ``float64(name)``, low-precision dtypes
     ``torch.float64`` and ``.half()``/``.float()`` ``.double()``; ``torch`` paths stay."""
 
-    def __init__(self, tensors: set[str]) -> None:
+    def __init__(self, tensors: set[str], function: str = "float64") -> None:
         self.tensors = tensors
+        self.function = function  # what upcasts a value: the test's helper, or the runtime's
         self.changed = False
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
@@ -106,7 +218,7 @@ class _Float64(ast.NodeTransformer):
         if node.id not in self.tensors or not isinstance(node.ctx, ast.Load):
             return node
         self.changed = True
-        return ast.Call(ast.Name("float64", ast.Load()), [node], [])
+        return ast.Call(ast.Name(self.function, ast.Load()), [node], [])
 
 
 def _under_torch(node: ast.expr) -> bool:

@@ -271,6 +271,38 @@ def judge_runs(first: List[str], second: List[str]) -> "tuple[str, str]":
     return "NOT_REPRODUCED", "two runs with the same seeds printed the same %d line(s)" % len(first)
 
 
+def unit_outputs(seen: str, total: int, marks: "List[tuple[int, int]]") -> Dict[int, List[str]]:
+    """Printed lines per unit id (id 0: everything the issue's code printed), from the last
+    characters written (``seen``, of ``total``) and the marks (unit, characters written)."""
+    base = total - len(seen)
+    outputs: Dict[int, List[str]] = {}
+    for index, (unit, at) in enumerate(marks):
+        end = marks[index + 1][1] if index + 1 < len(marks) else at
+        if unit > 0:
+            text = seen[max(at - base, 0) : max(end - base, 0)]
+            outputs.setdefault(unit, []).extend(output_lines(text))
+    if marks and marks[0][0] == 0:
+        text = seen[max(marks[0][1] - base, 0) : max(marks[-1][1] - base, 0)]
+        outputs[0] = output_lines(text)
+    return outputs
+
+
+def against_reference(statuses: List[str], reference: "Optional[tuple[float, float]]") -> List[str]:
+    """A unit whose printed value changed from the one the issue quotes (and that quotes no
+    expected value), held to the same computation in float64 (``reference``: the relative
+    error and the printed dtype's eps): "wrong" far from it, "right" within a few eps of it,
+    unchanged in between. Far is 10^4 eps (0.1% for float32), capped at 5% for half types;
+    a right value is within 16 eps, capped at 1%."""
+    if reference is None or not statuses or any(s != "changed" for s in statuses):
+        return statuses
+    error, eps = reference
+    if error >= min(max(1e4 * eps, 1e-3), 0.05):
+        return ["wrong"] * len(statuses)
+    if error <= min(16 * eps, 0.01):
+        return ["right"] * len(statuses)
+    return statuses
+
+
 def judge_outputs(statuses: List[str], deterministic: bool) -> "Optional[tuple[str, str]]":
     """A verdict from line statuses, or None when they do not decide ("missing": the code
     printed fewer lines than the issue quotes; "volatile": only addresses, timings, versions)."""
@@ -281,6 +313,16 @@ def judge_outputs(statuses: List[str], deterministic: bool) -> "Optional[tuple[s
         return None
     if all(s == "fixed" for s in statuses):
         return "NOT_REPRODUCED", "the code prints the values the issue expects"
+    if "wrong" in statuses and set(statuses) <= {"same", "wrong", "bug"}:
+        return "REPRODUCED", (
+            "a value the issue reports as wrong changed, but still differs from the same"
+            " computation in float64"
+        )
+    if "right" in statuses and set(statuses) <= {"fixed", "right"}:
+        return "NOT_REPRODUCED", (
+            "the code prints the values the issue expects, or those of the same computation"
+            " in float64"
+        )
     if all(s in ("same", "bug") for s in statuses):
         return "REPRODUCED", "the code still prints what the issue shows"
     if deterministic and all(s == "changed" for s in statuses):
@@ -473,8 +515,12 @@ def evidence_rule(
             # set's try blocks re-raise or print the error the signature matches).
             missing = CAUGHT + " (%s)" % doc["caught"]
         return rule, missing
-    if oracle == "signature" and not needs.get("device_claimed"):
-        needs = dict(needs, device=None)  # ran elsewhere, the reported error still shows its path
+    if verdict == "REPRODUCED" and not needs.get("device_claimed"):
+        # The device came from rewriting the code's CUDA calls, not from a claim: that is where
+        # the reporter ran, and the failure showing here shows the bug is not CUDA's alone.
+        # Classes: the reported error raised on the CPU (dev 96613's kind of rewrite), a value
+        # still wrong against float64 on the CPU (dev 20551: CPU norm 2.4% off).
+        needs = dict(needs, device=None)
     if oracle == "signature" and raised is not None:
         rule = (
             "REPRODUCED from the issue's error needs it raised on the device the issue"

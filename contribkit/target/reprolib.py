@@ -36,6 +36,7 @@ from contribkit.target.reproexpect import (
 from contribkit.target.reprojudge import (
     CAUGHT,
     DEVICE_GAP,
+    against_reference,
     compare_unit,
     describe,
     dynamo_counts,
@@ -46,10 +47,10 @@ from contribkit.target.reprojudge import (
     judge_runs,
     judge_stated,
     normalise_message,
-    output_lines,
     printed_signature,
     signal_name,
     undecided,
+    unit_outputs,
 )
 from contribkit.target.reprotrace import (
     EVIDENCE_ENV,
@@ -57,8 +58,10 @@ from contribkit.target.reprotrace import (
     Recorder,
     Tee,
     explain_lines,
+    float64,
     issue_needs,
     main_file,
+    reference_error,
 )
 
 # contribkit:end-judge-import
@@ -119,6 +122,7 @@ class Repro:
         self.record: Optional[Recorder] = None  # what the issue's code executed (None: not here)
         self.explain = False
         self._raised_on: "Optional[tuple[str, List[str]]]" = None  # the torch op that raised
+        self.references: Dict[int, Any] = {}  # unit -> (error, eps) against float64, or None
 
     # -- start ------------------------------------------------------------------------
     def start(self, argv: Optional[List[str]] = None) -> str:
@@ -327,6 +331,13 @@ class Repro:
         if value is not None:
             print(repr(value))
 
+    def reference(self, unit: int, value: Callable[[], Any], ref: Callable[[], Any]) -> None:
+        """How far ``value()``, printed for ``unit``, is from ``ref()``: the same computation
+        on the code's inputs in float64 (see contribkit.repro.reference)."""
+        self.references[unit] = reference_error(self.record, value, ref)
+
+    float64 = staticmethod(float64)
+
     def differential(self, compiled: Callable[[], Any], eager: Callable[[], Any]) -> None:
         """The calls a compile-vs-eager issue compares, for when its code raises: see
         :func:`eager_only_error`."""
@@ -411,20 +422,8 @@ class Repro:
 
     def _unit_outputs(self) -> Dict[int, List[str]]:
         """Printed lines per unit id (id 0: everything the issue's code printed)."""
-        seen = self._stdout.seen if self._stdout is not None else ""
-        base = self._stdout.total - len(seen) if self._stdout is not None else 0
-        outputs: Dict[int, List[str]] = {}
-        marks = self._marks
-        for index, (unit, at) in enumerate(marks):
-            end = marks[index + 1][1] if index + 1 < len(marks) else at
-            if unit > 0:
-                text = seen[max(at - base, 0) : max(end - base, 0)]
-                outputs.setdefault(unit, []).extend(output_lines(text))
-        if marks and marks[0][0] == 0:
-            end = marks[-1][1]
-            text = seen[max(marks[0][1] - base, 0) : max(end - base, 0)]
-            outputs[0] = output_lines(text)
-        return outputs
+        tee = self._stdout
+        return unit_outputs(tee.seen, tee.total, self._marks) if tee is not None else {}
 
     def _quoted_output(self) -> "Optional[tuple[str, str]]":
         units = self.evidence.get("units") or []
@@ -434,6 +433,7 @@ class Repro:
         for unit in units:
             printed = outputs.get(unit["id"], [])
             found = compare_unit(printed, unit.get("actual"), unit.get("expected"))
+            found = against_reference(found, self.references.get(unit["id"]))
             statuses.extend(found)
             if any(s != "same" and s != "fixed" for s in found):
                 shown.append(unit.get("where", "the output") + " printed " + repr(printed[:3]))

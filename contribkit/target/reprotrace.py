@@ -383,3 +383,49 @@ def issue_needs(claims: Dict[str, Any], raised_op: str) -> Dict[str, Any]:
         "error_expected": claims.get("error_expected"),
         "raised_op": raised_op,
     }
+
+
+def float64(value: Any) -> Any:
+    """A floating tensor in float64 (the reference's inputs); any other value as it is."""
+    is_float = getattr(value, "is_floating_point", None)
+    return value.double() if callable(is_float) and is_float() else value
+
+
+def reference_error(
+    record: Optional[Recorder], value: Callable[[], Any], ref: Callable[[], Any]
+) -> "Optional[tuple[float, float]]":
+    """The largest relative difference between ``value()`` and ``ref()``, its recomputation in
+    float64 (a tensor, or a tuple/list of tensors pairwise), with the eps of the value's
+    dtype; None where either raises or they are not floating tensors of one shape. NaN or inf
+    where the other has a finite value is an infinite difference. Not recorded as the issue's
+    operations."""
+    was = record.on if record is not None else False
+    if record is not None:
+        record.on = False
+    try:
+        import torch
+
+        got, want = value(), ref()
+        many = isinstance(got, (tuple, list)) and isinstance(want, (tuple, list))
+        same = many and len(got) == len(want)
+        pairs = [(got[i], want[i]) for i in range(len(got))] if same else [(got, want)]
+        worst, eps = 0.0, 0.0
+        for g, w in pairs:
+            if not (isinstance(g, torch.Tensor) and isinstance(w, torch.Tensor)):
+                return None
+            if not g.is_floating_point() or g.shape != w.shape:
+                return None
+            eps = max(eps, torch.finfo(g.dtype).eps)
+            g, w = g.detach().cpu().double(), w.detach().cpu().double()
+            finite = g.isfinite() & w.isfinite()
+            if not torch.equal(g[~finite].nan_to_num(), w[~finite].nan_to_num()):
+                return float("inf"), eps
+            if bool(finite.any()):
+                scale = float(w[finite].abs().max()) or 1e-30
+                worst = max(worst, float((g[finite] - w[finite]).abs().max()) / scale)
+        return worst, eps
+    except Exception:
+        return None
+    finally:
+        if record is not None:
+            record.on = was
