@@ -26,6 +26,7 @@ from contribkit.repro.evidence import issue_claims
 from contribkit.repro.plan import plan_repro
 from contribkit.target.reprojudge import (
     DEVICE_GAP,
+    evidence_rule,
     missing_for_absence,
     missing_for_signature,
     same_op,
@@ -260,6 +261,20 @@ def test_the_rules_name_the_missing_evidence() -> None:
     assert missing_for_signature(["cpu"], {"contrast": True})
     assert missing_for_signature(["cuda"], {"contrast": True}) == ""
     assert same_op("index_add_", "index_add") and not same_op("add", "index_add")
+
+
+def test_a_failure_where_a_cuda_rewrite_ran_is_no_device_gap() -> None:
+    """The device of a rewrite is where the reporter ran, not a claim: a failure on the CPU
+    shows the bug is not CUDA's alone; a clean run there says nothing; a claimed device holds."""
+    doc: dict[str, Any] = {"recorded": True, "ran_to_end": True, "op_calls": 3, "devices": ["cpu"]}
+    doc.update(ops={"norm": {}}, compile=None, compiled_calls=0)
+    rewritten = {"device": "cuda"}
+    assert evidence_rule(doc, rewritten, "REPRODUCED", "quoted-output", None)[1] == ""
+    assert "reports the bug on cuda" in evidence_rule(doc, rewritten, "NOT_REPRODUCED", "", None)[1]
+    claimed = {"device": "cuda", "device_claimed": True}
+    assert (
+        "reports the bug on cuda" in evidence_rule(doc, claimed, "REPRODUCED", "compare", None)[1]
+    )
 
 
 @pytest.mark.parametrize(
