@@ -54,6 +54,14 @@ def caught_reported(record: Any, signature: Optional[Dict[str, str]]) -> str:
     )
 
 
+def _incidental(exc: BaseException) -> bool:
+    """An error that says more about the snippet or the machine than about torch: a file, a
+    network or a permission (OSError), an API that changed since the issue (TypeError: an
+    unexpected keyword, a removed argument), the snippet's own breakage, a machine short of
+    memory. Such an error, with no signature to match, reproduces nothing."""
+    return isinstance(exc, (OSError, TypeError)) or code_error(exc) or resource_error(exc)
+
+
 def _raised_here(exc: BaseException) -> bool:
     """``exc`` was raised by the script's own code (the issue's), not inside a library."""
     tb = exc.__traceback__
@@ -63,10 +71,14 @@ def _raised_here(exc: BaseException) -> bool:
 
 
 def classify_error(
-    exc: BaseException, signature: Optional[Dict[str, str]], evidence: Dict[str, Any]
+    exc: BaseException,
+    signature: Optional[Dict[str, str]],
+    evidence: Dict[str, Any],
+    by_torch: bool = False,
 ) -> "tuple[str, str, str]":
     """The verdict, detail and oracle for an exception the issue's code raised, given the
-    issue's signature and the repro's evidence (see reprolib.Repro)."""
+    issue's signature and the repro's evidence (see reprolib.Repro); ``by_torch``: a torch
+    operation of the issue's code raised it (the execution evidence)."""
     sig = signature
     names = {cls.__name__ for cls in type(exc).__mro__}
     if sig and signature_matches(exc, sig["exc_type"], sig.get("message", "")):
@@ -98,6 +110,9 @@ def classify_error(
     if sig:
         detail = "different error: got " + describe(exc) + "; the issue reports "
         return "CANNOT_RUN", detail + signature_text(sig), ""
+    if evidence.get("reports_error") and by_torch and not _incidental(exc):
+        detail = "raises " + describe(exc) + "; the issue reports an error and quotes none"
+        return "REPRODUCED", detail, "error"
     return (
         "CANNOT_RUN",
         "error, and the issue gives no signature to compare: " + describe(exc),

@@ -525,7 +525,8 @@ class Repro:
 
     def classify(self, exc: BaseException) -> "tuple[str, str, str]":
         """The verdict, detail and oracle for an exception the issue's code raised."""
-        return classify_error(exc, self.signature, self.evidence)
+        by_torch = self._raised_on is not None
+        return classify_error(exc, self.signature, self.evidence, by_torch)
 
     def _excepthook(self, exc_type: Any, exc: BaseException, tb: Any) -> None:
         if isinstance(exc, KeyboardInterrupt):

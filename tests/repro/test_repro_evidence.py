@@ -393,3 +393,28 @@ def test_the_reported_error_caught_without_printing_it_reproduces(tmp_path: Path
     doc = run_json(write_script(tmp_path, CAUGHT_QUIETLY, "linalg.inv fails on a batch"))
     assert (doc["verdict"], doc["oracle"]) == ("REPRODUCED", "signature"), doc
     assert "the issue's code caught the error: _LinAlgError: linalg.inv" in doc["detail"]
+
+
+UNQUOTED_ERROR = """
+    ### 🐛 Describe the bug
+
+    Reshaping this tensor fails with an error.
+
+    '''python
+    import torch
+    x = torch.arange(5.0)
+    print(x.view(2, 3))
+    '''
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("size", "verdict"), [("5.0", "REPRODUCED"), ("6.0", "NOT_REPRODUCED")])
+def test_an_error_the_issue_reports_but_does_not_quote(
+    tmp_path: Path, size: str, verdict: str
+) -> None:
+    """The prose says the code fails with an error, and quotes none: a torch operation raising
+    one reproduces it; a clean run through that operation does not."""
+    body = UNQUOTED_ERROR.replace("5.0", size)
+    doc = run_json(write_script(tmp_path, body, "view of an arange misbehaves"))
+    assert (doc["verdict"], doc["oracle"]) == (verdict, "error" if size == "5.0" else "no-error")

@@ -210,3 +210,26 @@ def test_an_error_the_code_raised_is_classified(
     assert signature_text(signature) == (
         "RuntimeError: index 5 is out of bounds" if signature else ""
     )
+
+
+@pytest.mark.parametrize(
+    ("exc", "by_torch", "verdict"),
+    [
+        (RuntimeError("shape '[2, 3]' is invalid for input of size 5"), True, "REPRODUCED"),
+        (IndexError("index 4 is out of bounds"), True, "REPRODUCED"),
+        (RuntimeError("boom"), False, "CANNOT_RUN"),  # not from a torch operation
+        (FileNotFoundError(2, "No such file or directory"), True, "CANNOT_RUN"),  # the machine's
+        (TypeError("ones() got an unexpected keyword argument 'volatile'"), True, "CANNOT_RUN"),
+        (MemoryError(), True, "CANNOT_RUN"),
+    ],
+)
+def test_an_error_the_issue_reports_without_quoting_it_is_any_torch_error(
+    exc: BaseException, by_torch: bool, verdict: str
+) -> None:
+    """The issue says its code fails with an error and quotes none: an error a torch operation
+    raised reproduces it, unless it speaks of the machine or of an API that changed since."""
+    got = classify_error(exc, None, {"reports_error": True}, by_torch)
+    assert got[0] == verdict
+    if verdict == "REPRODUCED":
+        assert got[2] == "error" and "the issue reports an error and quotes none" in got[1]
+    assert classify_error(exc, None, {}, by_torch)[0] == "CANNOT_RUN"
