@@ -320,8 +320,9 @@ def _reference_call(stmt: ast.stmt, code: str, unit: int) -> str:
     float64 (see contribkit.repro.reference), for a quoted output whose value changed; ""
     where no such recomputation exists."""
     value = stmt.value if isinstance(stmt, ast.Expr) else None
-    if isinstance(value, ast.Call) and dotted(value.func) == "print":
-        value = value.args[0] if len(value.args) == 1 and not value.keywords else None
+    if isinstance(value, ast.Call) and dotted(value.func) == "print":  # print("label", x)
+        shown = [a for a in value.args if not isinstance(a, (ast.Constant, ast.JoinedStr))]
+        value = shown[0] if len(shown) == 1 and not value.keywords else None
     source = ast.get_source_segment(code, value) if value is not None else None
     if not source or value is None:
         return ""

@@ -56,6 +56,8 @@ _FACTORIES = {
     "empty", "arange", "linspace", "logspace", "eye", "rand_like", "randn_like", "ones_like",
     "zeros_like", "full_like", "randperm", "normal",
 }  # fmt: skip
+# Factories that draw random values: called again, they would make other inputs.
+_DRAWN = {"rand", "randn", "randint", "rand_like", "randn_like", "randperm", "normal"}
 # Methods that move or convert a value without computing anything from it.
 _NOT_OPS = {"to", "cpu", "cuda", "float", "double", "half", "bfloat16", "contiguous", "clone",
             "detach", "requires_grad_", "type"}  # fmt: skip
@@ -83,17 +85,41 @@ def recomputed_reference(code: str, expr: str, line: int, function: str) -> str 
     inputs = {name for name, value in values.items() if _factory(value)}
     for _ in range(_MAX_INLINE):
         node = _Inline(values, inputs).visit(node)
+    constants = {name for name, value in values.items() if _constant(value)}
     reads = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-    if reads - inputs - {"torch", "DEVICE"}:
+    if reads - inputs - constants - {"torch", "DEVICE"}:
         return None
     calls = [n for n in ast.walk(node) if isinstance(n, ast.Call)]
     if any(not _under_torch(c.func) and not isinstance(c.func, ast.Attribute) for c in calls):
         return None
-    if any(_name(c.func) in _FACTORIES for c in calls) or not any(_op(c) for c in calls):
+    if any(_name(c.func) in _DRAWN for c in calls) or not any(_op(c) for c in calls):
         return None
+    node = _UpcastMade(function).visit(node)  # torch.linspace(0, 1, 9) in the expression itself
     upcast = _Float64(inputs, function)
     wrapped = ast.unparse(upcast.visit(node))
-    return wrapped if upcast.changed else None
+    return wrapped if upcast.changed or function + "(" in wrapped else None
+
+
+def _constant(value: ast.expr) -> bool:
+    """``3``, ``-1.5``, ``(2, 3)``, ``"mean"``: a value no reference upcasts."""
+    if isinstance(value, ast.UnaryOp):
+        value = value.operand
+    if isinstance(value, (ast.Tuple, ast.List)):
+        return all(_constant(e) for e in value.elts)
+    return isinstance(value, ast.Constant)
+
+
+class _UpcastMade(ast.NodeTransformer):
+    """A factory call inside the printed expression (its deterministic inputs) is upcast."""
+
+    def __init__(self, function: str) -> None:
+        self.function = function
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        if _under_torch(node.func) and _name(node.func) in _FACTORIES:
+            return ast.Call(ast.Name(self.function, ast.Load()), [node], [])
+        return node
 
 
 def _name(func: ast.expr) -> str:
