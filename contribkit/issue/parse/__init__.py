@@ -16,7 +16,8 @@ Each source text (the body; comments when the body has no code) goes through the
    (REPL transcripts and printed values: ``transcripts``), and splits a block holding code and then
    its traceback (or a shell command and its traceback) in two.
 5. Issue-level facts come from the classified blocks and the prose: the program
-   (``program.program``), failure signatures (``signature``), the reporter's environment (``env``),
+   (``program.program``; where the issue has no code block, the torch statements its prose
+   writes in backticks: ``program.inline_program``), failure signatures (``signature``), the reporter's environment (``env``),
    expected and actual behaviour (``expectations``).
 
 Every step is total: ``parse_issue`` returns a well-typed result for any ``str`` input and never
@@ -32,7 +33,7 @@ from contribkit.issue.parse.env import reporter_env
 from contribkit.issue.parse.expectations import behaviour, contrasts_devices
 from contribkit.issue.parse.markdown import MAX_SOURCE_CHARS, NOT_PROGRAM_ROLES, clean, read_source
 from contribkit.issue.parse.nature import issue_nature
-from contribkit.issue.parse.program import program
+from contribkit.issue.parse.program import inline_program, program
 from contribkit.issue.parse.scan import Scan, parsing_once
 from contribkit.issue.parse.signature import signatures
 from contribkit.issue.parse.transcripts import strip_output_comments
@@ -75,6 +76,10 @@ def _parse_issue(issue: Issue) -> ParsedIssue:
                 code_scan, code, skipped = scan, candidate, candidate_skipped
                 break
     warnings.extend(skipped)
+    nature, nature_why = issue_nature(issue, body.text)
+    inline = 0
+    if not code and nature != "docs":  # a docs issue's backticks quote the docs
+        code, inline = inline_program(body)  # the body: code_scan is still it
     if not code:
         warnings.append("no Python code found in the issue body or its comments")
 
@@ -83,7 +88,6 @@ def _parse_issue(issue: Issue) -> ParsedIssue:
     if not any(_has_traceback(scan) for scan in scans):
         traceback_scans = scans + [s for s in comments.authors() if _has_traceback(s)][:1]
     expected, actual = behaviour(body)
-    nature, nature_why = issue_nature(issue, body.text)
     return ParsedIssue(
         code=strip_output_comments(code),
         transcript=code,
@@ -99,6 +103,7 @@ def _parse_issue(issue: Issue) -> ParsedIssue:
         warnings=_unique(warnings),
         contrasts_devices=contrasts_devices(clean(issue.title, "the title", []), body),
         body=body.text,
+        inline_spans=inline,
     )
 
 

@@ -1,11 +1,17 @@
-"""The issue's program: the Python blocks of one source text that form it, merged."""
+"""The issue's program: the Python blocks of one source text that form it, merged; or, where
+the issue has no code block at all, the torch code its prose writes in backticks."""
 
 from __future__ import annotations
 
 import ast
+import builtins
+import re
 
+from contribkit.core.astnames import dotted
+from contribkit.issue.parse.expectations import right_behaviour
 from contribkit.issue.parse.markdown import NOT_PROGRAM_ROLES
 from contribkit.issue.parse.scan import Scan, parse_python
+from contribkit.issue.parse.signature import inside_mention
 
 
 def program(scan: Scan) -> tuple[str, list[str]]:
@@ -101,3 +107,117 @@ def _import_keys(code: str) -> dict[int, str]:
         and stmt.end_lineno == stmt.lineno
         and per_line[stmt.lineno] == 1
     }
+
+
+# Blocks that make the issue's code a block's, never its prose's: inline code never mixes with
+# block code (a shell line such as ``python -c "..."`` is code too).
+_CODE_KINDS = ("python", "repl", "shell")
+# Free names an inline span may use: the modules whose imports the repro's import edit adds
+# (repro/edits.KNOWN_IMPORTS; a test keeps the two in step).
+INLINE_MODULES = frozenset({"torch", "nn", "F", "np", "numpy", "math"})
+_TORCH_ROOTS = frozenset({"torch", "nn", "F"})
+# Builtins that are parameter names in a signature, not values: "`torch.sum(input, dim)`".
+_SIGNATURE_NAMES = frozenset({"input", "object", "type", "format", "iter"})
+_BUILTIN_NAMES = frozenset(dir(builtins)) - _SIGNATURE_NAMES
+# Calls that ask about the machine, not run an operation: "`torch.cuda.is_available()` is False".
+_ENV_QUERY = re.compile(
+    r"^torch\.(?:(?:cuda|mps|xpu|backends\.\w+|distributed)\.(?:is_available|is_built"
+    r"|device_count|current_device|get_device_name|get_device_capability|get_arch_list)"
+    r"|__config__\.\w+|version\.\w+|utils\.collect_env\.\w+)$"
+)
+_SPAN = re.compile(r"`([^`]+)`")
+# More spans than this read as an API discussion, not a reproduction: none is taken.
+MAX_INLINE_SPANS = 20
+
+
+def inline_program(scan: Scan) -> tuple[str, int]:
+    """The torch code an issue with no code block writes in its prose's backticks, one span a
+    line in document order, and how many spans; ("", 0) when there is none.
+
+    The class: "`torch.arange(0, 1, 0.1)` returns 11 values", "calling
+    `torch.tensor([1, 2, 3]).float().median()` gives 2.0". A span counts when it is one
+    complete statement (an expression, an assignment) that parses, calls something under
+    ``torch`` with arguments (or a method of a value an earlier span built), asks nothing of
+    the machine only (``torch.cuda.is_available()``), and uses no name but the modules the
+    import edit adds, builtins and what earlier spans bound. Refused: bare names
+    (`torch.sum`), fragments (`dim=None`), signatures (`torch.sum(input, dim)`), error text,
+    spans under env/expected/actual/workaround headings or summaries, and spans that a sentence
+    calls right (the wanted behaviour after "should be" or "I expected", a workaround, code
+    that "works fine").
+    """
+    if any(block.code.kind in _CODE_KINDS for block in scan.blocks):
+        return "", 0
+    lines: list[str] = []
+    bound: set[str] = set()
+    for prose in scan.prose:
+        if prose.heading or prose.role in NOT_PROGRAM_ROLES:
+            continue
+        for sentence, right in right_behaviour(prose.text):
+            for span in _SPAN.finditer(sentence):
+                at = span.start()
+                if any(start <= at < end for start, end in right):
+                    continue
+                if inside_mention(sentence, at + 1):
+                    continue
+                text = span.group(1).strip()
+                if text not in lines and _torch_statement(text, bound):
+                    lines.append(text)
+    if not lines or len(lines) > MAX_INLINE_SPANS:
+        return "", 0
+    return "\n".join(lines) + "\n", len(lines)
+
+
+def _torch_statement(text: str, bound: set[str]) -> bool:
+    """Whether ``text`` is one statement that runs torch code (see :func:`inline_program`);
+    the names it assigns join ``bound`` when it is."""
+    tree = parse_python(text)
+    if tree is None or len(tree.body) != 1:
+        return False
+    stmt = tree.body[0]
+    if not isinstance(stmt, (ast.Expr, ast.Assign, ast.AugAssign)):
+        return False
+    targets: set[str] = set()
+    if isinstance(stmt, ast.AugAssign) and _root(stmt.target) not in bound:
+        return False  # "`x += 1`" with no earlier span binding ``x``
+    if isinstance(stmt, ast.Assign):
+        for target in stmt.targets:
+            names = target.elts if isinstance(target, ast.Tuple) else [target]
+            if not all(isinstance(n, (ast.Name, ast.Subscript, ast.Attribute)) for n in names):
+                return False
+            targets.update(n.id for n in names if isinstance(n, ast.Name))
+    known = bound | INLINE_MODULES | _BUILTIN_NAMES
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in known:
+            return False
+        if isinstance(node, (ast.Lambda, ast.NamedExpr, ast.comprehension)):
+            return False  # names of their own: beyond one span's statement
+        if isinstance(node, ast.Call) and any(
+            isinstance(a, ast.Constant) and a.value is Ellipsis for a in node.args
+        ):
+            return False  # "`torch.stack(tensors, ...)`": elided, a signature
+    if not any(_runs_torch(n, bound) for n in ast.walk(stmt) if isinstance(n, ast.Call)):
+        return False
+    bound.update(targets)
+    return True
+
+
+def _runs_torch(call: ast.Call, bound: set[str]) -> bool:
+    """A call under torch with arguments (`torch.zeros(2)`), or a method of a value
+    (`torch.zeros(2).sum()`, `x.sum()` where an earlier span bound ``x``)."""
+    name = dotted(call.func)
+    root = _root(call.func)
+    if name and _ENV_QUERY.match(name):
+        return False
+    if root in bound:
+        return True
+    if root not in _TORCH_ROOTS:
+        return False
+    # `torch.sum()` with nothing to sum names a function; a method of a built value runs it
+    return bool(call.args or call.keywords) or not name
+
+
+def _root(node: ast.expr) -> str:
+    """The name a chain of attributes, calls and subscripts starts from ("" for a literal)."""
+    while isinstance(node, (ast.Attribute, ast.Call, ast.Subscript)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else ""
