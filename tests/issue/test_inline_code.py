@@ -111,6 +111,7 @@ def test_a_block_the_program_leaves_out_still_rules_inline_code_out() -> None:
         "dim=None",  # a fragment of a signature
         "torch.sum(input, dim)",  # a signature: builtins that name parameters
         "torch.stack(tensors, ...)",
+        "torch.zeros(...)",
         "x.sum(dim=1)",  # an undefined value
         "torch.ones(2) + y",
         "RuntimeError: index out of range",  # error text (parses: an annotation)
@@ -151,7 +152,7 @@ def test_spans_the_prose_calls_right_are_refused(sentence: str) -> None:
 
 
 def test_only_the_clause_that_calls_code_right_is_refused() -> None:
-    """"A works, but B fails": B is the report; a clause that denies working is no claim."""
+    """A works, but B fails: B is the report; a clause that denies working is no claim."""
     parsed = parse(
         md("""
         `torch.arange(0, 1, 0.5, dtype=torch.float64)` works, but `torch.arange(0, 1, 0.1)` gives 11 values.
@@ -160,6 +161,43 @@ def test_only_the_clause_that_calls_code_right_is_refused() -> None:
         """)
     )
     assert parsed.code.splitlines() == ["torch.arange(0, 1, 0.1)", "torch.ones(3).median()"]
+
+
+@pytest.mark.parametrize(
+    "partial",
+    [
+        "`torch.linalg.inv(x_half)`",  # a value the prose only describes
+        "`torch.sum(input, dim)`",  # a signature
+        "`loss.backward()`",  # code the issue does not show
+        "`torch.zeros(...)`",
+        "`y = torch.ones(2); y.sum()`",  # two statements in one span
+    ],
+)
+def test_one_span_that_cannot_run_as_written_leaves_the_rest_out(partial: str) -> None:
+    """Running the rest would be a partial program: its clean run says nothing of the bug."""
+    parsed = parse(f"Make `x = torch.randn(3, 3)` and then {partial} throws an error.\n")
+    assert (parsed.code, parsed.inline_spans) == ("", 0)
+
+
+def test_spans_that_are_no_code_leave_the_rest_in() -> None:
+    """Fragments, error text, dtypes, classes and other libraries' calls are prose, not a
+    missing part; a function named bare is one a span calls."""
+    parsed = parse(
+        "With `x = torch.randn(3, 3, dtype=torch.float64)`, `torch.linalg.inv` (its `out=None`,"
+        " or numpy's `np.linalg.inv(np.eye(3))`) raises `RuntimeError: singular` in"
+        " `torch.linalg.inv(x)`; `x` is a `torch.Tensor` of `torch.float64` (see `torch.linalg`).\n"
+    )
+    assert parsed.code.splitlines() == [
+        "x = torch.randn(3, 3, dtype=torch.float64)",
+        "torch.linalg.inv(x)",
+    ]
+
+
+@pytest.mark.parametrize("name", ["`torch.linalg.inv`", "`torch.linalg.inv()`", "`Tensor.inverse`"])
+def test_a_function_named_bare_that_no_span_calls_leaves_all_out(name: str) -> None:
+    """The human would write the call; the spans alone would run without the reported one."""
+    parsed = parse(f"With `x = torch.randn(3, 3)`, {name} raises `RuntimeError: singular`.\n")
+    assert (parsed.code, parsed.inline_spans) == ("", 0)
 
 
 def test_spans_under_env_expected_and_workaround_headings_are_refused() -> None:
@@ -216,4 +254,4 @@ def test_the_edit_echoes_every_inline_expression_and_says_so() -> None:
 
 
 def test_inline_names_are_those_the_import_edit_adds() -> None:
-    assert INLINE_MODULES <= set(KNOWN_IMPORTS)
+    assert INLINE_MODULES.issubset(KNOWN_IMPORTS)

@@ -126,6 +126,22 @@ _ENV_QUERY = re.compile(
     r"|__config__\.\w+|version\.\w+|utils\.collect_env\.\w+)$"
 )
 _SPAN = re.compile(r"`([^`]+)`")
+_NAMING_ROOTS = _TORCH_ROOTS | {"Tensor"}
+# torch's dtypes and constants: `torch.float64`, `torch.bfloat16`, `torch.cfloat`, `torch.inf`.
+_DTYPE_OR_CONSTANT = re.compile(
+    r"(?:c?b?float|c?half|c?double|long|short|bool|complex|q?u?int)\d*(?:_e\d\w*)?"
+    r"|inf|nan|pi|e|newaxis"
+)
+# torch's namespaces, named as places rather than calls: "a bug in `torch.linalg`".
+_NAMESPACES = frozenset(
+    {
+        "nn", "functional", "linalg", "fft", "special", "cuda", "mps", "xpu", "cpu",
+        "backends", "cudnn", "distributed", "utils", "data", "jit", "onnx", "fx", "autograd",
+        "export", "compiler", "optim", "sparse", "masked", "nested", "testing", "library",
+        "ops", "amp", "init", "parallel", "quantization", "ao", "hub", "profiler",
+        "distributions", "func", "signal", "overrides", "multiprocessing",
+    }
+)  # fmt: skip
 # More spans than this read as an API discussion, not a reproduction: none is taken.
 MAX_INLINE_SPANS = 20
 
@@ -137,18 +153,23 @@ def inline_program(scan: Scan) -> tuple[str, int]:
     The class: "`torch.arange(0, 1, 0.1)` returns 11 values", "calling
     `torch.tensor([1, 2, 3]).float().median()` gives 2.0". A span counts when it is one
     complete statement (an expression, an assignment) that parses, calls something under
-    ``torch`` with arguments (or a method of a value an earlier span built), asks nothing of
-    the machine only (``torch.cuda.is_available()``), and uses no name but the modules the
-    import edit adds, builtins and what earlier spans bound. Refused: bare names
-    (`torch.sum`), fragments (`dim=None`), signatures (`torch.sum(input, dim)`), error text,
-    spans under env/expected/actual/workaround headings or summaries, and spans that a sentence
-    calls right (the wanted behaviour after "should be" or "I expected", a workaround, code
-    that "works fine").
+    ``torch`` with arguments (or a method of a value an earlier span built), asks more of
+    torch than the machine (``torch.cuda.is_available()``), and uses no name but the modules
+    the import edit adds, builtins and what earlier spans bound. Left out: bare names
+    (`torch.sum`), fragments (`dim=None`), error text, code that is not torch's, spans under
+    env/expected/actual/workaround headings or summaries, and spans that a sentence calls
+    right (the wanted behaviour after "should be" or "I expected", a workaround, code that
+    "works fine"). One span that calls code but cannot run as written (a value the prose only
+    describes, `torch.mm(a, b)`; a signature, `torch.sum(input, dim)`) makes the program
+    partial, and so does a torch function the prose names bare (`torch.linalg.inv`,
+    `torch.sum()`) that no span calls: then none is taken, since a clean run of the rest
+    would say nothing of the bug.
     """
     if any(block.code.kind in _CODE_KINDS for block in scan.blocks):
         return "", 0
     lines: list[str] = []
     bound: set[str] = set()
+    named: set[str] = set()  # the torch functions the prose names bare: `torch.linalg.inv`
     for prose in scan.prose:
         if prose.heading or prose.role in NOT_PROGRAM_ROLES:
             continue
@@ -160,45 +181,84 @@ def inline_program(scan: Scan) -> tuple[str, int]:
                 if inside_mention(sentence, at + 1):
                     continue
                 text = span.group(1).strip()
-                if text not in lines and _torch_statement(text, bound):
+                if text in lines:
+                    continue
+                kind = _span_kind(text, bound)
+                if kind == "partial":
+                    return "", 0
+                if kind == "run":
                     lines.append(text)
-    if not lines or len(lines) > MAX_INLINE_SPANS:
+                elif op := _named_op(text):
+                    named.add(op)
+    if not lines or len(lines) > MAX_INLINE_SPANS or named - _called("\n".join(lines)):
         return "", 0
     return "\n".join(lines) + "\n", len(lines)
 
 
-def _torch_statement(text: str, bound: set[str]) -> bool:
-    """Whether ``text`` is one statement that runs torch code (see :func:`inline_program`);
-    the names it assigns join ``bound`` when it is."""
+def _span_kind(text: str, bound: set[str]) -> str:
+    """What ``text`` is: "run", one statement that runs torch code (see
+    :func:`inline_program`; the names it assigns join ``bound``); "partial", code that calls
+    something but cannot run as one statement as written; "other", no code or none of torch's."""
     tree = parse_python(text)
-    if tree is None or len(tree.body) != 1:
-        return False
+    if tree is None or not any(isinstance(n, ast.Call) for n in ast.walk(tree)):
+        return "other"  # prose, error text (`RuntimeError: ...`), names, `dim=None`
     stmt = tree.body[0]
-    if not isinstance(stmt, (ast.Expr, ast.Assign, ast.AugAssign)):
-        return False
-    targets: set[str] = set()
+    if len(tree.body) != 1 or not isinstance(stmt, (ast.Expr, ast.Assign, ast.AugAssign)):
+        return "partial"
     if isinstance(stmt, ast.AugAssign) and _root(stmt.target) not in bound:
-        return False  # "`x += 1`" with no earlier span binding ``x``
-    if isinstance(stmt, ast.Assign):
-        for target in stmt.targets:
-            names = target.elts if isinstance(target, ast.Tuple) else [target]
-            if not all(isinstance(n, (ast.Name, ast.Subscript, ast.Attribute)) for n in names):
-                return False
-            targets.update(n.id for n in names if isinstance(n, ast.Name))
+        return "partial"  # "`x += 1`" with no earlier span binding ``x``
+    targets: set[str] = set()
+    for target in stmt.targets if isinstance(stmt, ast.Assign) else []:
+        names = target.elts if isinstance(target, ast.Tuple) else [target]
+        if not all(isinstance(n, (ast.Name, ast.Subscript, ast.Attribute)) for n in names):
+            return "partial"
+        targets.update(n.id for n in names if isinstance(n, ast.Name))
     known = bound | INLINE_MODULES | _BUILTIN_NAMES
     for node in ast.walk(stmt):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in known:
-            return False
+            return "partial"  # a value only the prose describes, or a signature's parameter
         if isinstance(node, (ast.Lambda, ast.NamedExpr, ast.comprehension)):
-            return False  # names of their own: beyond one span's statement
+            return "partial"  # names of their own: beyond one span's statement
         if isinstance(node, ast.Call) and any(
             isinstance(a, ast.Constant) and a.value is Ellipsis for a in node.args
         ):
-            return False  # "`torch.stack(tensors, ...)`": elided, a signature
+            return "partial"  # "`torch.zeros(...)`": arguments elided
     if not any(_runs_torch(n, bound) for n in ast.walk(stmt) if isinstance(n, ast.Call)):
-        return False
+        return "other"  # `len([1, 2])`, `np.median(a)`, `torch.sum()` naming a function
     bound.update(targets)
-    return True
+    return "run"
+
+
+def _named_op(text: str) -> str:
+    """The function a bare name of torch's names ("inv" for `torch.linalg.inv` or
+    `torch.linalg.inv()`), else "": not a dtype or constant (`torch.float64`, `torch.pi`), a
+    class (`torch.Tensor`, `nn.Linear`), a namespace (`torch.linalg`), a private name, or a
+    question to the machine."""
+    tree = parse_python(text)
+    if tree is None or len(tree.body) != 1 or not isinstance(tree.body[0], ast.Expr):
+        return ""
+    node = tree.body[0].value
+    if isinstance(node, ast.Call) and not (node.args or node.keywords):
+        node = node.func
+    name = dotted(node)
+    root, _, last = name.rpartition(".")
+    if root.split(".")[0] not in _NAMING_ROOTS or _ENV_QUERY.match(name):
+        return ""
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", last) or _DTYPE_OR_CONSTANT.fullmatch(last):
+        return ""
+    return "" if last in _NAMESPACES else last
+
+
+def _called(code: str) -> set[str]:
+    """The last part of every function the code calls (``inv`` for ``torch.linalg.inv(x)``,
+    ``median`` for ``x.float().median()``)."""
+    tree = parse_python(code)
+    calls = [n.func for n in ast.walk(tree) if isinstance(n, ast.Call)] if tree else []
+    return {
+        f.attr if isinstance(f, ast.Attribute) else f.id
+        for f in calls
+        if isinstance(f, (ast.Attribute, ast.Name))
+    }
 
 
 def _runs_torch(call: ast.Call, bound: set[str]) -> bool:
