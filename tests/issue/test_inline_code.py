@@ -22,7 +22,8 @@ def test_an_expression_in_the_prose_is_the_code() -> None:
         md("""
         ### 🐛 Describe the bug
 
-        Calling `torch.tensor([1, 2, 3, 4]).float().median()` gives 2.0, where numpy gives 2.5.
+        Calling `torch.tensor([1, 2, 3, 4]).float().median()` gives `tensor(2.)` of
+        `torch.Size([])`, where numpy gives `array(2.5)`.
         """)
     )
     assert parsed.code == "torch.tensor([1, 2, 3, 4]).float().median()\n"
@@ -118,6 +119,8 @@ def test_a_block_the_program_leaves_out_still_rules_inline_code_out() -> None:
         'RuntimeError("index out of range")',
         "np.median(np.array([1, 2, 3, 4]))",  # no torch
         "len([1, 2])",
+        "torch.tensor([1.0, 2.0])",  # a value, as torch prints it: no operation
+        "torch.Size([2, 3])",
         "torch.cuda.is_available()",  # asks about the machine
         "torch.cuda.get_device_name(0)",
         "torch.backends.mps.is_built()",

@@ -4,6 +4,8 @@ and the error the prose quotes decides, with real CPU torch (issues invented her
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -58,3 +60,11 @@ def test_inline_code_that_runs_clean_is_not_reproduced(tmp_path: Path) -> None:
     assert doc["verdict"] == "NOT_REPRODUCED", doc
     assert "without IndexError: Dimension out of range" in doc["detail"]
     assert doc["evidence"]["ran_to_end"] is True and doc["evidence"]["op_calls"] >= 2
+    shown = subprocess.run(
+        [sys.executable, str(script), "--device", "cpu"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=script.parent,
+    )
+    assert shown.stdout.splitlines()[0] == "tensor([3., 3.])", shown.stdout

@@ -12,6 +12,7 @@ from contribkit.issue.parse.expectations import right_behaviour
 from contribkit.issue.parse.markdown import NOT_PROGRAM_ROLES
 from contribkit.issue.parse.scan import Scan, parse_python
 from contribkit.issue.parse.signature import inside_mention
+from contribkit.issue.parse.transcripts import has_statements
 
 
 def program(scan: Scan) -> tuple[str, list[str]]:
@@ -202,6 +203,8 @@ def _span_kind(text: str, bound: set[str]) -> str:
     tree = parse_python(text)
     if tree is None or not any(isinstance(n, ast.Call) for n in ast.walk(tree)):
         return "other"  # prose, error text (`RuntimeError: ...`), names, `dim=None`
+    if not has_statements(tree):
+        return "other"  # a value as torch prints it: "gives `tensor(2.)`", `torch.Size([2])`
     stmt = tree.body[0]
     if len(tree.body) != 1 or not isinstance(stmt, (ast.Expr, ast.Assign, ast.AugAssign)):
         return "partial"
