@@ -258,3 +258,10 @@ def test_the_edit_echoes_every_inline_expression_and_says_so() -> None:
 
 def test_inline_names_are_those_the_import_edit_adds() -> None:
     assert INLINE_MODULES.issubset(KNOWN_IMPORTS)
+
+
+def test_words_inside_a_span_are_code_not_claims() -> None:
+    """The words "works" or "expected" inside backticks are code, not the prose's claim."""
+    span = "torch.testing.assert_close(torch.ones(2), torch.zeros(2), msg='works as expected')"
+    parsed = parse(f"`{span}` raises where it should not.\n")
+    assert parsed.code == span + "\n"

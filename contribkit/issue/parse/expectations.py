@@ -125,13 +125,15 @@ def right_behaviour(text: str) -> Iterator[tuple[str, list[tuple[int, int]]]]:
 def _right_ranges(sentence: str) -> list[tuple[int, int]]:
     if label := _EXPECTED_LABEL.match(sentence):
         return [(label.start("rest"), len(sentence))]
+    # read with code spans blanked (their words are code, not claims), offsets kept
+    masked = _CODE_SPAN.sub(lambda m: "`" + "_" * (len(m.group(0)) - 2) + "`", sentence)
     ranges: list[tuple[int, int]] = []
-    clauses = _clauses(sentence)
+    clauses = _clauses(masked)
     wanted: int | None = None
     for index, (start, clause) in enumerate(clauses):
         end = clauses[index + 1][0] if index + 1 < len(clauses) else len(sentence)
         actual = _ACTUAL_SENTENCE.search(clause)
-        if actual and inside_mention(clause, actual.start()):
+        if actual and inside_mention(sentence[start:end], actual.start()):
             actual = None
         if wanted is not None and actual:  # "..., but it returns 11": the wanted part ends
             ranges.append((wanted, start + actual.start()))
@@ -139,20 +141,18 @@ def _right_ranges(sentence: str) -> list[tuple[int, int]]:
         marker = _EXPECT_SENTENCE.search(clause) or _SHOULD_SENTENCE.search(clause)
         if wanted is None and marker and not clause.rstrip().endswith("?"):
             wanted = start + marker.end()
-        words = _CODE_SPAN.sub("``", clause)
-        if _CALLS_RIGHT.search(words) and not _DENIED.search(words):
+        if _CALLS_RIGHT.search(clause) and not _DENIED.search(clause):
             ranges.append((start, end))
     if wanted is not None:
         ranges.append((wanted, len(sentence)))
     return ranges
 
 
-def _clauses(sentence: str) -> list[tuple[int, str]]:
-    """The clauses of a sentence, each with its offset; never parted inside a code span."""
-    masked = _CODE_SPAN.sub(lambda m: "_" * len(m.group(0)), sentence)
+def _clauses(masked: str) -> list[tuple[int, str]]:
+    """The clauses of a sentence whose code spans are blanked, each with its offset."""
     starts = [0, *(m.end() for m in _CLAUSE_BREAK.finditer(masked) if m.end() < len(masked))]
-    bounds = [*starts, len(sentence)]
-    return [(bounds[i], sentence[bounds[i] : bounds[i + 1]]) for i in range(len(starts))]
+    bounds = [*starts, len(masked)]
+    return [(bounds[i], masked[bounds[i] : bounds[i + 1]]) for i in range(len(starts))]
 
 
 def _sentence_behaviour(sentence: str) -> tuple[str | None, str | None]:
