@@ -203,6 +203,23 @@ def test_a_function_named_bare_that_no_span_calls_leaves_all_out(name: str) -> N
     assert (parsed.code, parsed.inline_spans) == ("", 0)
 
 
+def test_a_paragraph_introduced_as_expected_or_as_a_workaround_is_refused() -> None:
+    parsed = parse(
+        md("""
+        `torch.arange(0, 1, 0.1)` returns 11 values.
+
+        Expected output:
+
+        `torch.arange(0, 1, 0.25)`
+
+        As a workaround I use:
+
+        `torch.linspace(0, 0.9, 10)`
+        """)
+    )
+    assert parsed.code == "torch.arange(0, 1, 0.1)\n"
+
+
 def test_spans_under_env_expected_and_workaround_headings_are_refused() -> None:
     parsed = parse(
         md("""

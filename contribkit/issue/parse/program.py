@@ -9,7 +9,7 @@ import re
 
 from contribkit.core.astnames import dotted
 from contribkit.issue.parse.expectations import right_behaviour
-from contribkit.issue.parse.markdown import NOT_PROGRAM_ROLES
+from contribkit.issue.parse.markdown import NOT_PROGRAM_ROLES, lead_facts
 from contribkit.issue.parse.scan import Scan, parse_python
 from contribkit.issue.parse.signature import inside_mention
 from contribkit.issue.parse.transcripts import has_statements
@@ -160,7 +160,7 @@ def inline_program(scan: Scan) -> tuple[str, int]:
     (`torch.sum`), fragments (`dim=None`), error text, code that is not torch's, spans under
     env/expected/actual/workaround headings or summaries, and spans that a sentence calls
     right (the wanted behaviour after "should be" or "I expected", a workaround, code that
-    "works fine"). One span that calls code but cannot run as written (a value the prose only
+    "works fine"), or a paragraph ending in a colon introduces as such. One span that calls code but cannot run as written (a value the prose only
     describes, `torch.mm(a, b)`; a signature, `torch.sum(input, dim)`) makes the program
     partial, and so does a torch function the prose names bare (`torch.linalg.inv`,
     `torch.sum()`) that no span calls: then none is taken, since a clean run of the rest
@@ -171,8 +171,10 @@ def inline_program(scan: Scan) -> tuple[str, int]:
     lines: list[str] = []
     bound: set[str] = set()
     named: set[str] = set()  # the torch functions the prose names bare: `torch.linalg.inv`
+    lead = ""  # the paragraph before, which may introduce this one ("Expected output:")
     for prose in scan.prose:
-        if prose.heading or prose.role in NOT_PROGRAM_ROLES:
+        introduced, lead = _introduced(lead), "" if prose.heading else prose.text
+        if prose.heading or prose.role in NOT_PROGRAM_ROLES or introduced:
             continue
         for sentence, right in right_behaviour(prose.text):
             for span in _SPAN.finditer(sentence):
@@ -194,6 +196,15 @@ def inline_program(scan: Scan) -> tuple[str, int]:
     if not lines or len(lines) > MAX_INLINE_SPANS or named - _called("\n".join(lines)):
         return "", 0
     return "\n".join(lines) + "\n", len(lines)
+
+
+def _introduced(lead: str) -> bool:
+    """Whether a paragraph ending in a colon introduces the next as the expected result or a
+    workaround ("Expected output:", "As a workaround, I use:"), as it does for a block."""
+    if not lead.rstrip().endswith(":"):
+        return False
+    workaround, expected = lead_facts(lead)
+    return workaround or expected
 
 
 def _span_kind(text: str, bound: set[str]) -> str:
