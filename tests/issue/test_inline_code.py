@@ -113,8 +113,6 @@ def test_a_block_the_program_leaves_out_still_rules_inline_code_out() -> None:
         "torch.sum(input, dim)",  # a signature: builtins that name parameters
         "torch.stack(tensors, ...)",
         "torch.zeros(...)",
-        "x.sum(dim=1)",  # an undefined value
-        "torch.ones(2) + y",
         "RuntimeError: index out of range",  # error text (parses: an annotation)
         'RuntimeError("index out of range")',
         "np.median(np.array([1, 2, 3, 4]))",  # no torch
@@ -124,7 +122,6 @@ def test_a_block_the_program_leaves_out_still_rules_inline_code_out() -> None:
         "torch.cuda.is_available()",  # asks about the machine
         "torch.cuda.get_device_name(0)",
         "torch.backends.mps.is_built()",
-        "x += torch.ones(2)",  # augments a name nothing bound
         "[torch.ones(i) for i in range(3)]",  # names of its own
         "if torch.ones(1): pass",  # not a simple statement
         "torch.ones(2); torch.zeros(2)",  # two statements
@@ -169,17 +166,33 @@ def test_only_the_clause_that_calls_code_right_is_refused() -> None:
 @pytest.mark.parametrize(
     "partial",
     [
-        "`torch.linalg.inv(x_half)`",  # a value the prose only describes
-        "`torch.sum(input, dim)`",  # a signature
-        "`loss.backward()`",  # code the issue does not show
+        "`torch.sum(input, dim)`",  # a signature whose function no span calls
+        "`Tensor.add_(other, alpha=1)`",
         "`torch.zeros(...)`",
         "`y = torch.ones(2); y.sum()`",  # two statements in one span
+        "`torch.cat(*pieces)`",
     ],
 )
 def test_one_span_that_cannot_run_as_written_leaves_the_rest_out(partial: str) -> None:
     """Running the rest would be a partial program: its clean run says nothing of the bug."""
     parsed = parse(f"Make `x = torch.randn(3, 3)` and then {partial} throws an error.\n")
     assert (parsed.code, parsed.inline_spans) == ("", 0)
+
+
+def test_a_name_no_span_defines_stays_for_the_repro_edits() -> None:
+    """`a` (its shape stated or not) and `loss` are left to the edits or to their NameError;
+    a signature whose function a span calls is documentation beside the code."""
+    parsed = parse(
+        md("""
+        With `a` of shape (2, 3), `torch.mm(a, torch.ones(2, 3))` raises; `a.sum(dim=1)` too,
+        and `loss.backward()` after it. The docs say `torch.mm(input, mat2)`.
+        """)
+    )
+    assert parsed.code.splitlines() == [
+        "torch.mm(a, torch.ones(2, 3))",
+        "a.sum(dim=1)",
+        "loss.backward()",
+    ]
 
 
 def test_spans_that_are_no_code_leave_the_rest_in() -> None:

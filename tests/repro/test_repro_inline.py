@@ -68,3 +68,26 @@ def test_inline_code_that_runs_clean_is_not_reproduced(tmp_path: Path) -> None:
         cwd=script.parent,
     )
     assert shown.stdout.splitlines()[0] == "tensor([3., 3.])", shown.stdout
+
+
+SHAPED = """
+    ### 🐛 Describe the bug
+
+    With `a` a float tensor of shape (2, 3), `torch.mm(a, torch.ones(2, 3))` raises
+    `RuntimeError: mat1 and mat2 shapes cannot be multiplied (2x3 and 2x3)`.
+"""
+
+
+@pytest.mark.slow
+def test_a_name_the_spans_leave_undefined_is_the_existing_edits_business(
+    tmp_path: Path,
+) -> None:
+    """The prose states `a`'s shape: the free-tensor edit defines it; where it does not, the
+    run stops at the name, CANNOT_RUN, and never says NOT_REPRODUCED."""
+    script = write_script(tmp_path / "shaped", SHAPED, "torch.mm raises on mismatched shapes")
+    assert "a = torch.ones(2, 3, dtype=torch.float32)\n" in script.read_text()
+    assert run_json(script)["verdict"] == "REPRODUCED"
+    unstated = SHAPED.replace("With `a` a float tensor of shape (2, 3), ", "")
+    doc = run_json(write_script(tmp_path / "bare", unstated, "torch.mm raises"))
+    assert doc["verdict"] == "CANNOT_RUN", doc
+    assert "uses a name it never defines (NameError: name 'a' is not defined)" in doc["detail"]

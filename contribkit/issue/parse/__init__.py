@@ -17,8 +17,8 @@ Each source text (the body; comments when the body has no code) goes through the
    its traceback (or a shell command and its traceback) in two.
 5. Issue-level facts come from the classified blocks and the prose: the program
    (``program.program``; where the issue has no code block, the torch statements its prose
-   writes in backticks: ``program.inline_program``), failure signatures (``signature``), the reporter's environment (``env``),
-   expected and actual behaviour (``expectations``).
+   writes in backticks: ``program.inline_program``), failure signatures (``signature``), the
+   reporter's environment (``env``), expected and actual behaviour (``expectations``).
 
 Every step is total: ``parse_issue`` returns a well-typed result for any ``str`` input and never
 raises. Heuristics are conservative and documented where they live.
@@ -45,7 +45,9 @@ def parse_issue(issue: Issue) -> ParsedIssue:
     """Extract code, failure signatures, reporter env and expected/actual behaviour from ``issue``.
 
     - The program comes from the body; when the body has none, from the first comment with code,
-      the issue author's comments first, then everyone else's in order (bots skipped).
+      the issue author's comments first, then everyone else's in order (bots skipped); when no
+      text has a code block, from the torch statements the body's prose writes in backticks
+      (``inline_spans`` counts them; never for a docs issue, whose backticks quote the docs).
     - ``blocks`` holds the code blocks of the body and of that comment, in document order.
     - ``signatures`` lists the tracebacks of the body and of that comment (when neither has one:
       of the author's first comment with a traceback), then mentions in prose and in code

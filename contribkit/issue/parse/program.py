@@ -113,13 +113,14 @@ def _import_keys(code: str) -> dict[int, str]:
 # Blocks that make the issue's code a block's, never its prose's: inline code never mixes with
 # block code (a shell line such as ``python -c "..."`` is code too).
 _CODE_KINDS = ("python", "repl", "shell")
-# Free names an inline span may use: the modules whose imports the repro's import edit adds
-# (repro/edits.KNOWN_IMPORTS; a test keeps the two in step).
-INLINE_MODULES = frozenset({"torch", "nn", "F", "np", "numpy", "math"})
-_TORCH_ROOTS = frozenset({"torch", "nn", "F"})
-# Builtins that are parameter names in a signature, not values: "`torch.sum(input, dim)`".
-_SIGNATURE_NAMES = frozenset({"input", "object", "type", "format", "iter"})
-_BUILTIN_NAMES = frozenset(dir(builtins)) - _SIGNATURE_NAMES
+# Modules a span may use unimported: the repro's import edit adds them (repro/edits.KNOWN_IMPORTS;
+# a test keeps the two in step). A call on one of them is a function's, not a value's method.
+INLINE_MODULES = frozenset({"torch", "nn", "F", "optim", "np", "numpy", "math"})
+_TORCH_ROOTS = frozenset({"torch", "nn", "F", "optim"})
+# The parameter names of torch's documented signatures: "`torch.sum(input, dim)`",
+# "`Tensor.add_(other, alpha=1)`", "`torch.cat(tensors, dim=0, *, out=None)`".
+_PARAMETERS = frozenset({"input", "self", "other", "out", "tensors", "args", "kwargs"})
+_BUILTIN_NAMES = frozenset(dir(builtins))
 # Calls that ask about the machine, not run an operation: "`torch.cuda.is_available()` is False".
 _ENV_QUERY = re.compile(
     r"^torch\.(?:(?:cuda|mps|xpu|backends\.\w+|distributed)\.(?:is_available|is_built"
@@ -153,24 +154,25 @@ def inline_program(scan: Scan) -> tuple[str, int]:
 
     The class: "`torch.arange(0, 1, 0.1)` returns 11 values", "calling
     `torch.tensor([1, 2, 3]).float().median()` gives 2.0". A span counts when it is one
-    complete statement (an expression, an assignment) that parses, calls something under
-    ``torch`` with arguments (or a method of a value an earlier span built), asks more of
-    torch than the machine (``torch.cuda.is_available()``), and uses no name but the modules
-    the import edit adds, builtins and what earlier spans bound. Left out: bare names
-    (`torch.sum`), fragments (`dim=None`), error text, code that is not torch's, spans under
-    env/expected/actual/workaround headings or summaries, and spans that a sentence calls
-    right (the wanted behaviour after "should be" or "I expected", a workaround, code that
-    "works fine"), or a paragraph ending in a colon introduces as such. One span that calls code but cannot run as written (a value the prose only
-    describes, `torch.mm(a, b)`; a signature, `torch.sum(input, dim)`) makes the program
-    partial, and so does a torch function the prose names bare (`torch.linalg.inv`,
-    `torch.sum()`) that no span calls: then none is taken, since a clean run of the rest
-    would say nothing of the bug.
+    complete statement (an expression, an assignment) that parses and calls something under
+    ``torch`` with arguments, or a method of a value (`torch.zeros(2).sum()`, `x.sum(1)`).
+    A name no span defines stays for the repro's edits (an import, a device, a tensor whose
+    shape the prose states) or its ``NameError``. Left out: bare names (`torch.sum`),
+    fragments (`dim=None`), signatures (`torch.sum(input, dim)`), values as torch prints them
+    (`tensor(2.)`), error text, questions to the machine (`torch.cuda.is_available()`), code
+    that is not torch's, spans under env/expected/actual/workaround headings or summaries,
+    spans that a sentence calls right (the wanted behaviour after "should be" or "I
+    expected", a workaround, code that "works fine") and paragraphs a colon-ended lead
+    introduces as such. The program is all or nothing: a span that calls code but cannot run
+    as one statement (`a = f(x); a.sum()`, a comprehension, `torch.zeros(...)`), or a torch
+    function the prose names bare or in a signature that no span calls, leaves it all out,
+    since a clean run of the rest would say nothing of the bug.
     """
     if any(block.code.kind in _CODE_KINDS for block in scan.blocks):
         return "", 0
     lines: list[str] = []
     bound: set[str] = set()
-    named: set[str] = set()  # the torch functions the prose names bare: `torch.linalg.inv`
+    named: set[str] = set()  # the torch functions the prose names uncalled: `torch.linalg.inv`
     lead = ""  # the paragraph before, which may introduce this one ("Expected output:")
     for prose in scan.prose:
         introduced, lead = _introduced(lead), "" if prose.heading else prose.text
@@ -186,12 +188,12 @@ def inline_program(scan: Scan) -> tuple[str, int]:
                 text = span.group(1).strip()
                 if text in lines:
                     continue
-                kind = _span_kind(text, bound)
+                kind, op = _span_kind(text, bound)
                 if kind == "partial":
                     return "", 0
                 if kind == "run":
                     lines.append(text)
-                elif op := _named_op(text):
+                elif op:
                     named.add(op)
     if not lines or len(lines) > MAX_INLINE_SPANS or named - _called("\n".join(lines)):
         return "", 0
@@ -207,52 +209,59 @@ def _introduced(lead: str) -> bool:
     return workaround or expected
 
 
-def _span_kind(text: str, bound: set[str]) -> str:
-    """What ``text`` is: "run", one statement that runs torch code (see
-    :func:`inline_program`; the names it assigns join ``bound``); "partial", code that calls
-    something but cannot run as one statement as written; "other", no code or none of torch's."""
+def _span_kind(text: str, bound: set[str]) -> tuple[str, str]:
+    """What ``text`` is, and the torch function it names without running it ("" if none):
+    "run", one statement that runs torch code (see :func:`inline_program`; the names it
+    assigns join ``bound``); "partial", code that calls something but cannot run as one
+    statement as written; "other", no code, a signature, or none of torch's."""
     tree = parse_python(text)
     if tree is None or not any(isinstance(n, ast.Call) for n in ast.walk(tree)):
-        return "other"  # prose, error text (`RuntimeError: ...`), names, `dim=None`
+        return "other", _named_op(tree)  # prose, error text, `torch.sum`, `dim=None`
     if not has_statements(tree):
-        return "other"  # a value as torch prints it: "gives `tensor(2.)`", `torch.Size([2])`
+        return "other", ""  # a value as torch prints it: "gives `tensor(2.)`", `torch.Size([2])`
     stmt = tree.body[0]
     if len(tree.body) != 1 or not isinstance(stmt, (ast.Expr, ast.Assign, ast.AugAssign)):
-        return "partial"
-    if isinstance(stmt, ast.AugAssign) and _root(stmt.target) not in bound:
-        return "partial"  # "`x += 1`" with no earlier span binding ``x``
-    targets: set[str] = set()
-    for target in stmt.targets if isinstance(stmt, ast.Assign) else []:
-        names = target.elts if isinstance(target, ast.Tuple) else [target]
-        if not all(isinstance(n, (ast.Name, ast.Subscript, ast.Attribute)) for n in names):
-            return "partial"
-        targets.update(n.id for n in names if isinstance(n, ast.Name))
-    known = bound | INLINE_MODULES | _BUILTIN_NAMES
+        return "partial", ""
     for node in ast.walk(stmt):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in known:
-            return "partial"  # a value only the prose describes, or a signature's parameter
-        if isinstance(node, (ast.Lambda, ast.NamedExpr, ast.comprehension)):
-            return "partial"  # names of their own: beyond one span's statement
+        if isinstance(node, (ast.Lambda, ast.NamedExpr, ast.comprehension, ast.Starred)):
+            return "partial", ""  # names of their own, or arguments spread
         if isinstance(node, ast.Call) and any(
             isinstance(a, ast.Constant) and a.value is Ellipsis for a in node.args
         ):
-            return "partial"  # "`torch.zeros(...)`": arguments elided
+            return "partial", ""  # "`torch.zeros(...)`": arguments elided
+    if _signature(stmt):
+        return "other", _named_op(tree)
     if not any(_runs_torch(n, bound) for n in ast.walk(stmt) if isinstance(n, ast.Call)):
-        return "other"  # `len([1, 2])`, `np.median(a)`, `torch.sum()` naming a function
-    bound.update(targets)
-    return "run"
+        return "other", _named_op(tree)  # `len([1, 2])`, `np.median(a)`, `torch.sum()`
+    for target in stmt.targets if isinstance(stmt, ast.Assign) else []:
+        names = target.elts if isinstance(target, ast.Tuple) else [target]
+        bound.update(n.id for n in names if isinstance(n, ast.Name))
+    return "run", ""
 
 
-def _named_op(text: str) -> str:
-    """The function a bare name of torch's names ("inv" for `torch.linalg.inv` or
-    `torch.linalg.inv()`), else "": not a dtype or constant (`torch.float64`, `torch.pi`), a
-    class (`torch.Tensor`, `nn.Linear`), a namespace (`torch.linalg`), a private name, or a
-    question to the machine."""
-    tree = parse_python(text)
+def _signature(stmt: ast.stmt) -> bool:
+    """A call as documentation writes it: its arguments bare names or ``name=default``, one of
+    them a parameter's name (`torch.sum(input, dim, keepdim=False)`, `x.add_(other)`)."""
+    if not isinstance(stmt, ast.Expr) or not isinstance(stmt.value, ast.Call):
+        return False
+    call = stmt.value
+    names = [a.id for a in call.args if isinstance(a, ast.Name)]
+    if len(names) != len(call.args) or not all(
+        isinstance(k.value, (ast.Constant, ast.Name)) for k in call.keywords
+    ):
+        return False
+    return bool(_PARAMETERS & {*names, *(k.arg or "" for k in call.keywords)})
+
+
+def _named_op(tree: ast.Module | None) -> str:
+    """The torch function a name of torch's names ("inv" for `torch.linalg.inv`,
+    `torch.linalg.inv()` or `torch.linalg.inv(input)`), else "": not a dtype or constant
+    (`torch.float64`, `torch.pi`), a class (`torch.Tensor`, `nn.Linear`), a namespace
+    (`torch.linalg`), a private name, or a question to the machine."""
     if tree is None or len(tree.body) != 1 or not isinstance(tree.body[0], ast.Expr):
         return ""
     node = tree.body[0].value
-    if isinstance(node, ast.Call) and not (node.args or node.keywords):
+    if isinstance(node, ast.Call):
         node = node.func
     name = dotted(node)
     root, _, last = name.rpartition(".")
@@ -277,17 +286,17 @@ def _called(code: str) -> set[str]:
 
 def _runs_torch(call: ast.Call, bound: set[str]) -> bool:
     """A call under torch with arguments (`torch.zeros(2)`), or a method of a value
-    (`torch.zeros(2).sum()`, `x.sum()` where an earlier span bound ``x``)."""
+    (`torch.zeros(2).sum()`; `x.sum()`, where ``x`` is an earlier span's or no one's: the
+    repro's edits define it, or it stops at the name)."""
     name = dotted(call.func)
     root = _root(call.func)
     if name and _ENV_QUERY.match(name):
         return False
-    if root in bound:
-        return True
-    if root not in _TORCH_ROOTS:
-        return False
-    # `torch.sum()` with nothing to sum names a function; a method of a built value runs it
-    return bool(call.args or call.keywords) or not name
+    if root in _TORCH_ROOTS:
+        # `torch.sum()` with nothing to sum names a function; a method of a built value runs it
+        return bool(call.args or call.keywords) or not name
+    value = root in bound or (root not in INLINE_MODULES and root not in _BUILTIN_NAMES)
+    return bool(root) and value and isinstance(call.func, ast.Attribute)
 
 
 def _root(node: ast.expr) -> str:
