@@ -33,24 +33,28 @@ def test_an_expression_in_the_prose_is_the_code() -> None:
 
 
 def test_spans_run_in_document_order_and_bind_names_for_later_ones() -> None:
-    """An assignment binds ``x`` for the method calls after it; a span said twice runs once;
-    a call under ``nn``/``F`` counts as torch; the subject of a should clause is reported."""
+    """An assignment binds ``x`` and ``m`` for the calls after it (`m(x)` runs a built model);
+    a span said twice runs once; a call under ``nn``/``F`` counts as torch; the subject of a
+    should clause is reported."""
     parsed = parse(
         md("""
-        Make `x = torch.linspace(0, 1, 5)` first.
+        Make `x = torch.linspace(0, 1, 5)` and `m = nn.Linear(5, 1)` first.
 
-        Then `x.cumsum(0)` and `F.softmax(x, dim=0)` differ from numpy; `x.cumsum(0)` again.
+        Then `x.cumsum(0)` and `F.softmax(x, dim=0)` differ from numpy; `x.cumsum(0)` again,
+        and `m(x)` too.
 
         `torch.arange(0, 1, 0.1)` should return 10 values, but it returns 11.
         """)
     )
     assert parsed.code.splitlines() == [
         "x = torch.linspace(0, 1, 5)",
+        "m = nn.Linear(5, 1)",
         "x.cumsum(0)",
         "F.softmax(x, dim=0)",
+        "m(x)",
         "torch.arange(0, 1, 0.1)",
     ]
-    assert parsed.inline_spans == 4
+    assert parsed.inline_spans == 6
 
 
 def test_a_traceback_or_an_output_block_is_no_code() -> None:
@@ -116,6 +120,8 @@ def test_a_block_the_program_leaves_out_still_rules_inline_code_out() -> None:
         "RuntimeError: index out of range",  # error text (parses: an annotation)
         'RuntimeError("index out of range")',
         "np.median(np.array([1, 2, 3, 4]))",  # no torch
+        "scipy.special.gamma(2.5)",
+        "time.time()",
         "len([1, 2])",
         "torch.tensor([1.0, 2.0])",  # a value, as torch prints it: no operation
         "torch.Size([2, 3])",

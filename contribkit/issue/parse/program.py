@@ -115,7 +115,14 @@ def _import_keys(code: str) -> dict[int, str]:
 _CODE_KINDS = ("python", "repl", "shell")
 # Modules a span may use unimported: the repro's import edit adds them (repro/edits.KNOWN_IMPORTS;
 # a test keeps the two in step). A call on one of them is a function's, not a value's method.
-INLINE_MODULES = frozenset({"torch", "nn", "F", "optim", "np", "numpy", "math"})
+INLINE_MODULES = frozenset(
+    {"torch", "nn", "F", "optim", "np", "numpy", "math", "os", "sys", "time", "random", "copy"}
+)
+# Other libraries, as the prose sets them beside torch: "`scipy.special.gamma(2.5)` gives",
+# "`jnp.median(a)` returns 2.5". Their calls are no torch code, nor a value's method.
+_OTHER_LIBRARIES = frozenset(
+    {"scipy", "sp", "jax", "jnp", "tf", "tensorflow", "keras", "pd", "pandas", "cv2", "sklearn"}
+)
 _TORCH_ROOTS = frozenset({"torch", "nn", "F", "optim"})
 # The parameter names of torch's documented signatures: "`torch.sum(input, dim)`",
 # "`Tensor.add_(other, alpha=1)`", "`torch.cat(tensors, dim=0, *, out=None)`".
@@ -285,9 +292,9 @@ def _called(code: str) -> set[str]:
 
 
 def _runs_torch(call: ast.Call, bound: set[str]) -> bool:
-    """A call under torch with arguments (`torch.zeros(2)`), or a method of a value
-    (`torch.zeros(2).sum()`; `x.sum()`, where ``x`` is an earlier span's or no one's: the
-    repro's edits define it, or it stops at the name)."""
+    """A call under torch with arguments (`torch.zeros(2)`), a value an earlier span built, or
+    a method of a value (`torch.zeros(2).sum()`; `x.sum()` where no span defines ``x``: the
+    repro's edits define it, or the run stops at the name)."""
     name = dotted(call.func)
     root = _root(call.func)
     if name and _ENV_QUERY.match(name):
@@ -295,8 +302,10 @@ def _runs_torch(call: ast.Call, bound: set[str]) -> bool:
     if root in _TORCH_ROOTS:
         # `torch.sum()` with nothing to sum names a function; a method of a built value runs it
         return bool(call.args or call.keywords) or not name
-    value = root in bound or (root not in INLINE_MODULES and root not in _BUILTIN_NAMES)
-    return bool(root) and value and isinstance(call.func, ast.Attribute)
+    if root in bound:  # `x.sum()`, `model(x)`: a value an earlier span built
+        return True
+    free = bool(root) and root not in INLINE_MODULES | _OTHER_LIBRARIES | _BUILTIN_NAMES
+    return free and isinstance(call.func, ast.Attribute)
 
 
 def _root(node: ast.expr) -> str:
