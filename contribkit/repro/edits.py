@@ -4,8 +4,8 @@ Applied to code that already parses (with top-level ``await`` allowed): add the 
 free names need, and a value for a free device or dtype name and for a free tensor whose shape
 the issue states (``freenames``); call functions and run ``unittest`` cases it defines but
 never calls, and a model it only defines on the input its prose states (``modelcall``); echo
-the values a transcript or notebook cell shows and mark the statements whose printed output
-the issue quotes; hoist ``from __future__``; run top-level ``await`` in ``asyncio.run``. The
+the values a transcript or notebook cell shows (every expression of inline code: the prose's
+backticked statements) and mark the statements whose printed output the issue quotes; hoist ``from __future__``; run top-level ``await`` in ``asyncio.run``. The
 edits are span insertions (never ``ast.unparse``), so the code stays as the reporter wrote it.
 """
 
