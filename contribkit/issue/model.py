@@ -130,6 +130,9 @@ class ParsedIssue:
     # The body as the parser read it: line ends normalised, cut at MAX_SOURCE_CHARS. Whatever
     # else reads the body (evidence regexes, the nature) reads this, never the raw body.
     body: str = ""
+    # How many backticked spans of the body's prose form ``code`` (0: the code is from blocks);
+    # read only when the issue has no code block at all (parse/program.inline_program).
+    inline_spans: int = 0
 
     @property
     def signature(self) -> Signature | None:

@@ -4,8 +4,8 @@ Applied to code that already parses (with top-level ``await`` allowed): add the 
 free names need, and a value for a free device or dtype name and for a free tensor whose shape
 the issue states (``freenames``); call functions and run ``unittest`` cases it defines but
 never calls, and a model it only defines on the input its prose states (``modelcall``); echo
-the values a transcript or notebook cell shows and mark the statements whose printed output
-the issue quotes; hoist ``from __future__``; run top-level ``await`` in ``asyncio.run``. The
+the values a transcript or notebook cell shows (every expression of inline code: the prose's
+backticked statements) and mark the statements whose printed output the issue quotes; hoist ``from __future__``; run top-level ``await`` in ``asyncio.run``. The
 edits are span insertions (never ``ast.unparse``), so the code stays as the reporter wrote it.
 """
 
@@ -81,9 +81,11 @@ class EditedCode:
     uses_random: bool = False
 
 
-def edit_code(code: str, prose: str = "") -> EditedCode:
+def edit_code(code: str, prose: str = "", inline: int = 0) -> EditedCode:
     """Apply the edit actions to ``code`` (which parses); see the module docstring. ``prose``:
-    the issue's text without its code, where the inputs of a model may be stated."""
+    the issue's text without its code, where the inputs of a model may be stated. ``inline``:
+    how many backticked spans of the prose form the code (``ParsedIssue.inline_spans``); each
+    expression among them is echoed, as the REPL echoes a transcript's."""
     tree = parse_code(code)
     if tree is None:
         return EditedCode(code)
@@ -92,7 +94,7 @@ def edit_code(code: str, prose: str = "") -> EditedCode:
     lines = source_lines(code)
     bound, loaded = _names(tree)
     spans += _hoist_future(tree, lines, result)
-    spans += _mark_outputs(tree, lines, result, code)
+    spans += _mark_outputs(tree, lines, result, code, echo_all=bool(inline))
     calls = _uncalled(tree, loaded, result)
     model = model_call(tree, loaded, prose)
     if model is not None:
@@ -112,6 +114,12 @@ def edit_code(code: str, prose: str = "") -> EditedCode:
             imports.append(KNOWN_IMPORTS["torch"])
         imports += tensors.lines
         result.edits.append(tensors.edit)
+    if inline:  # the first edit: the code itself is assembled from the prose
+        result.edits.insert(
+            0,
+            f"the issue's code is inline: ran its {inline} backticked expression(s), in the"
+            " order the prose gives them",
+        )
     text = apply_edits(code, spans)
     body = "\n".join([*imports, text.rstrip("\n"), *calls]) + "\n"
     if _has_top_level_await(tree):
@@ -273,16 +281,23 @@ def _is_print(stmt: ast.stmt) -> bool:
     )
 
 
-def _mark_outputs(tree: ast.Module, lines: list[str], result: EditedCode, code: str) -> list[Edit]:
+def _mark_outputs(
+    tree: ast.Module, lines: list[str], result: EditedCode, code: str, echo_all: bool = False
+) -> list[Edit]:
     """Mark top-level statements with quoted output, echo expression statements as a REPL
-    does, and echo a bare expression that ends the code (a notebook cell shows its value)."""
+    does, and echo a bare expression that ends the code (a notebook cell shows its value);
+    with ``echo_all`` (inline code: each span a REPL line), every expression statement."""
     comments = _comments(lines)
     spans: list[Edit] = []
     echoed = 0
     for index, stmt in enumerate(tree.body):
         shown = _quoted_after(stmt, lines, comments)
         last = index == len(tree.body) - 1
-        echo = isinstance(stmt, ast.Expr) and not _is_print(stmt) and (shown is not None or last)
+        echo = (
+            isinstance(stmt, ast.Expr)
+            and not _is_print(stmt)
+            and (shown is not None or last or echo_all)
+        )
         if shown is None and not echo:
             continue
         end = stmt.end_lineno or stmt.lineno

@@ -237,7 +237,7 @@ def prepare_code(parsed: ParsedIssue) -> ReproCode:
     elif not code:
         text = "The issue has no code. Write the reproduction here, then fill in check()."
     else:
-        edited = edit_code(code, prose_only(parsed.body, parsed.code))
+        edited = edit_code(code, prose_only(parsed.body, parsed.code), parsed.inline_spans)
         if unpasted is not None:
             edited.edits.insert(0, unpasted[1])
         text = edited.text

@@ -16,8 +16,9 @@ Each source text (the body; comments when the body has no code) goes through the
    (REPL transcripts and printed values: ``transcripts``), and splits a block holding code and then
    its traceback (or a shell command and its traceback) in two.
 5. Issue-level facts come from the classified blocks and the prose: the program
-   (``program.program``), failure signatures (``signature``), the reporter's environment (``env``),
-   expected and actual behaviour (``expectations``).
+   (``program.program``; where the issue has no code block, the torch statements its prose
+   writes in backticks: ``program.inline_program``), failure signatures (``signature``), the
+   reporter's environment (``env``), expected and actual behaviour (``expectations``).
 
 Every step is total: ``parse_issue`` returns a well-typed result for any ``str`` input and never
 raises. Heuristics are conservative and documented where they live.
@@ -32,7 +33,7 @@ from contribkit.issue.parse.env import reporter_env
 from contribkit.issue.parse.expectations import behaviour, contrasts_devices
 from contribkit.issue.parse.markdown import MAX_SOURCE_CHARS, NOT_PROGRAM_ROLES, clean, read_source
 from contribkit.issue.parse.nature import issue_nature
-from contribkit.issue.parse.program import program
+from contribkit.issue.parse.program import inline_program, program
 from contribkit.issue.parse.scan import Scan, parsing_once
 from contribkit.issue.parse.signature import signatures
 from contribkit.issue.parse.transcripts import strip_output_comments
@@ -44,7 +45,9 @@ def parse_issue(issue: Issue) -> ParsedIssue:
     """Extract code, failure signatures, reporter env and expected/actual behaviour from ``issue``.
 
     - The program comes from the body; when the body has none, from the first comment with code,
-      the issue author's comments first, then everyone else's in order (bots skipped).
+      the issue author's comments first, then everyone else's in order (bots skipped); when no
+      text has a code block, from the torch statements the body's prose writes in backticks
+      (``inline_spans`` counts them; never for a docs issue, whose backticks quote the docs).
     - ``blocks`` holds the code blocks of the body and of that comment, in document order.
     - ``signatures`` lists the tracebacks of the body and of that comment (when neither has one:
       of the author's first comment with a traceback), then mentions in prose and in code
@@ -75,6 +78,10 @@ def _parse_issue(issue: Issue) -> ParsedIssue:
                 code_scan, code, skipped = scan, candidate, candidate_skipped
                 break
     warnings.extend(skipped)
+    nature, nature_why = issue_nature(issue, body.text)
+    inline = 0
+    if not code and nature != "docs":  # a docs issue's backticks quote the docs
+        code, inline = inline_program(body)  # the body: code_scan is still it
     if not code:
         warnings.append("no Python code found in the issue body or its comments")
 
@@ -83,7 +90,6 @@ def _parse_issue(issue: Issue) -> ParsedIssue:
     if not any(_has_traceback(scan) for scan in scans):
         traceback_scans = scans + [s for s in comments.authors() if _has_traceback(s)][:1]
     expected, actual = behaviour(body)
-    nature, nature_why = issue_nature(issue, body.text)
     return ParsedIssue(
         code=strip_output_comments(code),
         transcript=code,
@@ -99,6 +105,7 @@ def _parse_issue(issue: Issue) -> ParsedIssue:
         warnings=_unique(warnings),
         contrasts_devices=contrasts_devices(clean(issue.title, "the title", []), body),
         body=body.text,
+        inline_spans=inline,
     )
 
 

@@ -42,6 +42,20 @@ _ACTUAL_SENTENCE = re.compile(
     re.I,
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(])")
+# Where a sentence's clauses part: after a comma or semicolon, before a conjunction that sets
+# one claim against another ("A works, but B fails"; "A returns 11 while B returns 10").
+_CLAUSE_BREAK = re.compile(r"[,;]\s+|\s+(?=(?:but|while|whereas|although|though)\b)", re.I)
+_CODE_SPAN = re.compile(r"`[^`]*`")
+# A clause that calls what it names right, not the behaviour reported: "`x.double()` works
+# fine", "a workaround is `...`", "use `...` instead", "`...` gives the correct result".
+_CALLS_RIGHT = re.compile(
+    r"\b(?:works?|worked|working|work[- ]?arounds?|fine(?!-)|correct(?:ly)?|as\s+expected"
+    r"|succeeds?|succeeded|no\s+(?:errors?|problems?|issues?)|alternatively)\b"
+    r"|\binstead\W*$",
+    re.I,
+)
+# ... unless the clause denies it: "`f(x)` doesn't work", "no longer works", "is not correct".
+_DENIED = re.compile(r"\b(?:not|never|no\s+longer|stopped|cannot)\b|n't\b", re.I)
 _CPU_WORD = re.compile(r"\bcpu\b", re.IGNORECASE)
 _GPU_WORD = re.compile(r"\b(?:cuda|gpus?)\b", re.IGNORECASE)
 _SAME_ON = re.compile(r"\b(?:same|both|either|regardless)\b", re.IGNORECASE)
@@ -89,6 +103,56 @@ def behaviour(scan: Scan) -> tuple[str | None, str | None]:
             expected = expected or found_expected
             actual = actual or found_actual
     return _shorten(expected), _shorten(actual)
+
+
+def right_behaviour(text: str) -> Iterator[tuple[str, list[tuple[int, int]]]]:
+    """Each sentence of a paragraph, with the character ranges of it that state what the issue
+    calls right rather than what it reports:
+
+    - the wanted behaviour: after an "Expected:" label, or after the marker of an expect or
+      should clause ("I expected", "but it should be"; a clause's subject, as in "`f(x)`
+      should return 10", is what is reported), up to a clause that states the actual behaviour
+      ("but it returns") or the sentence's end;
+    - a clause that calls code right: it works, is fine or correct, or is a workaround.
+
+    The sentences and the expected/actual readers are those of :func:`behaviour`, applied to
+    each clause as well as to the sentence (a should clause after a comma: "gives 2.0, but it
+    should be `2.5`")."""
+    for sentence in _sentences(text):
+        yield sentence, _right_ranges(sentence)
+
+
+def _right_ranges(sentence: str) -> list[tuple[int, int]]:
+    if label := _EXPECTED_LABEL.match(sentence):
+        return [(label.start("rest"), len(sentence))]
+    # read with code spans blanked (their words are code, not claims), offsets kept
+    masked = _CODE_SPAN.sub(lambda m: "`" + "_" * (len(m.group(0)) - 2) + "`", sentence)
+    ranges: list[tuple[int, int]] = []
+    clauses = _clauses(masked)
+    wanted: int | None = None
+    for index, (start, clause) in enumerate(clauses):
+        end = clauses[index + 1][0] if index + 1 < len(clauses) else len(sentence)
+        actual = _ACTUAL_SENTENCE.search(clause)
+        if actual and inside_mention(sentence[start:end], actual.start()):
+            actual = None
+        if wanted is not None and actual:  # "..., but it returns 11": the wanted part ends
+            ranges.append((wanted, start + actual.start()))
+            wanted = None
+        marker = _EXPECT_SENTENCE.search(clause) or _SHOULD_SENTENCE.search(clause)
+        if wanted is None and marker and not clause.rstrip().endswith("?"):
+            wanted = start + marker.end()
+        if _CALLS_RIGHT.search(clause) and not _DENIED.search(clause):
+            ranges.append((start, end))
+    if wanted is not None:
+        ranges.append((wanted, len(sentence)))
+    return ranges
+
+
+def _clauses(masked: str) -> list[tuple[int, str]]:
+    """The clauses of a sentence whose code spans are blanked, each with its offset."""
+    starts = [0, *(m.end() for m in _CLAUSE_BREAK.finditer(masked) if m.end() < len(masked))]
+    bounds = [*starts, len(masked)]
+    return [(bounds[i], masked[bounds[i] : bounds[i + 1]]) for i in range(len(starts))]
 
 
 def _sentence_behaviour(sentence: str) -> tuple[str | None, str | None]:

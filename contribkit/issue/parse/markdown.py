@@ -231,7 +231,7 @@ class _Reader:
             self._add(CodeBlock(piece.kind, piece.text, info.strip(), self.scan.source, line), role)
 
     def _add(self, code: CodeBlock, role: str) -> None:
-        after_workaround, expected = _lead_facts(self.last_prose)
+        after_workaround, expected = lead_facts(self.last_prose)
         self.scan.blocks.append(Block(code, role, self.section, after_workaround, expected))
 
     def _read_unfenced_code(self) -> None:
@@ -275,7 +275,7 @@ class _Reader:
 
 
 @functools.lru_cache(maxsize=8)  # the blocks under one prose ask in a row; prose can be long
-def _lead_facts(prose: str) -> tuple[bool, bool]:
+def lead_facts(prose: str) -> tuple[bool, bool]:
     """What the prose before a block says of it: a workaround, and the expected result ("Expected
     output:"). Asked once a block, of the same prose for every block under it: kept."""
     lead = prose.strip().rsplit("\n", 1)[-1]
