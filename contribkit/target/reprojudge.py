@@ -371,6 +371,9 @@ def _same_value(got: str, stated: str) -> bool:
         return got.lstrip("+") == stated.lstrip("+")
     if stated.lstrip("+-").isdigit():  # "0" is 0, not any value that rounds to it
         return float(got) == float(stated)
+    if "." in got and "e" not in got.lower():  # torch prints 4 decimals, less its zeros: 2.
+        whole, _, places = got.partition(".")
+        got = whole + "." + places.ljust(4, "0")
     return _same_number(got, stated)
 
 

@@ -130,3 +130,13 @@ def test_a_repro_decides_by_the_values_its_issue_states(
         assert doc["oracle"] == "stated-value"
     else:
         assert "shows one value alone of those the issue states" in doc["detail"]
+
+
+def test_a_value_torch_prints_short_is_exact_to_its_four_decimals() -> None:
+    """``tensor(2.)`` is 2.0000 as torch prints it, not any value that rounds to 2."""
+    pair = [{"actual": "2", "expected": "2.5", "where": "the prose"}]
+    assert judge_stated(["tensor(2.)"], pair) == (
+        "REPRODUCED",
+        "the code still prints 2 where the prose expects 2.5",
+    )
+    assert judge_stated(["tensor(2.5000)"], pair) is not None
