@@ -234,7 +234,11 @@ def prepare_code(parsed: ParsedIssue) -> ReproCode:
             "The issue has no code. Write the reproduction here: "
             "it is REPRODUCED when it raises the signature above."
         )
-    elif not code:
+    elif not code:  # no --expect decides code that is not there: say what is missing first
+        incomplete = (
+            "the issue has no code: write the reproduction in repro.py and fill in check(),"
+            " then set incomplete=None"
+        )
         text = "The issue has no code. Write the reproduction here, then fill in check()."
     else:
         edited = edit_code(code, prose_only(parsed.body, parsed.code), parsed.inline_spans)

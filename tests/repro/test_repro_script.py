@@ -243,6 +243,12 @@ def test_no_code_and_bad_code_are_incomplete(tmp_path: Path) -> None:
     no_code.write_text(text.replace("# ---- end of the issue's code", INDEX_ADD + "# ---- end", 1))
     code, last, _ = run(no_code)
     assert code == 1 and "REPRODUCED [signature] RuntimeError: index_add_()" in last
+    nothing = generate(tmp_path / "c", "")  # no code, no signature: the code is missing first
+    code, last, _ = run(nothing)
+    assert code == 125 and last == (
+        "contribkit-verdict: CANNOT_RUN INCOMPLETE: the issue has no code: write the "
+        "reproduction in repro.py and fill in check(), then set incomplete=None"
+    )
     script = generate(tmp_path / "b", "import torch\nx = torch.ones(2\nprint(x)\n", INDEX_ADD_SIG)
     text = script.read_text()
     ast.parse(text)  # always valid Python
