@@ -120,8 +120,9 @@ def _runtime_call(node: ast.stmt, name: str) -> ast.Call | None:
 
 
 def strip_runtime(code: str) -> tuple[str, list[Shown]]:
-    """``code`` without the repro's ``_repro.mark(...)`` calls and ``#:`` output lines, echoes
-    unwrapped; and, found in the code before that, the statements that print one value."""
+    """``code`` without the repro's ``_repro.mark(...)`` and ``_repro.reference(...)`` calls and
+    ``#:`` output lines, echoes unwrapped; and, found in the code before that, the statements
+    that print one value."""
     tree = ast.parse(code)
     edits: list[Edit] = []
     shown: list[Shown] = []
@@ -138,6 +139,9 @@ def strip_runtime(code: str) -> tuple[str, list[Shown]]:
             continue
         start = mark_start or (node.lineno, node.col_offset)
         end = (node.end_lineno or node.lineno, node.end_col_offset or 0)
+        if _runtime_call(node, "reference") is not None:  # the runtime's float64 recomputation
+            edits.append(Edit(node.lineno, node.col_offset, *end, "", ""))
+            continue
         echo = _runtime_call(node, "echo")
         value = node.value if isinstance(node, ast.Expr) else None
         if echo is not None and len(echo.args) == 1:

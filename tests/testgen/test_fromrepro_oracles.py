@@ -225,10 +225,11 @@ def test_printed_values_read_as_literals() -> None:
 def test_runtime_calls_go_and_printed_statements_are_found() -> None:
     code = (
         "import torch\nx = torch.ones(2)\n_repro.mark(1); _repro.echo(x.sum())\n"
-        "_repro.mark(-1)\n#: tensor(2.)\nprint(x)\n"
+        "_repro.mark(-1)\n_repro.reference(1, lambda: (x.sum()), lambda: (_repro.float64(x).sum()))"
+        "\n#: tensor(2.)\nprint(x)\n"
     )
     stripped, shown = strip_runtime(code)
-    assert stripped == "import torch\nx = torch.ones(2)\nx.sum()\n\nprint(x)\n"
+    assert stripped == "import torch\nx = torch.ones(2)\nx.sum()\n\n\nprint(x)\n"
     assert [(s.expr, s.form, s.unit) for s in shown] == [("x.sum()", "repr", 1), ("x", "str", None)]
 
 
