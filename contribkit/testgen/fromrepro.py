@@ -393,8 +393,8 @@ _DYNAMO_ORACLES: dict[str, tuple[str, Callable[[dict[str, Any]], str]]] = {
 # The no-error oracle: the issue reports an error without quoting it (no traceback, so no
 # signature), and the code now runs to its end. Its test is ``--expect error``'s: it fails
 # while the code raises any error. Only where that oracle decided the verdict (NOT_REPRODUCED,
-# checked once before writing): with no error text to match, the code must have been seen to
-# run clean. The class: a compile issue that says "fullgraph=True causes error" beside the
+# checked once before writing: with no error text to match, the code must have been seen to
+# run clean), or its twin, ``error`` (REPRODUCED: a torch operation raised an error). The class: a compile issue that says "fullgraph=True causes error" beside the
 # call (dev set 181817, a set_stance fallback), and an issue that says indexing "raises an
 # error for me" with no traceback (tests/testgen/test_fromrepro_oracles.py's fixture).
 _NO_ERROR = ("no-error", "reports_error", "error")
@@ -408,7 +408,7 @@ def inferred_expect(meta: dict[str, Any], decided: str | None) -> str | None:
     if not isinstance(evidence, dict):
         return None
     no_error, reported, as_expect = _NO_ERROR
-    if decided == no_error:
+    if decided in (no_error, as_expect):  # run clean (NOT_REPRODUCED), or raised (REPRODUCED)
         return as_expect if evidence.get(reported) else None
     if decided is None and has_oracle_evidence(meta):
         return None
