@@ -81,6 +81,9 @@ def contribkit(fork: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 _SAID = re.compile(r"\b(REPRODUCED|NOT_REPRODUCED|CANNOT_RUN)\b")
+# "the repro REPRODUCED (latest verdict, ...: default: CANNOT_RUN ...; cpu: REPRODUCED ...)":
+# the verdict the gate read comes first; the legs' words follow.
+_GATE_SAID = re.compile(r"\bthe repro (REPRODUCED|NOT_REPRODUCED|CANNOT_RUN) \(latest verdict")
 
 
 def run_one(path: Path, fork: Path) -> Row:
@@ -99,7 +102,7 @@ def run_one(path: Path, fork: Path) -> Row:
         verdict = said.group(1) if said else "NONE"
         return Row(number, verdict, False, "", reason.removeprefix("contribkit: error: ")[:200])
     notes = " ".join(json.loads(wrote.stdout).get("notes") or [])
-    said = _SAID.search(notes.split("latest verdict", 1)[-1])
+    said = _GATE_SAID.search(notes) or _SAID.search(notes.split("latest verdict", 1)[-1])
     return Row(number, said.group(1) if said else "NONE", True, "", rel)
 
 

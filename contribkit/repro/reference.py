@@ -87,7 +87,7 @@ def recomputed_reference(code: str, expr: str, line: int, function: str) -> str 
         node = _Inline(values, inputs).visit(node)
     constants = {name for name, value in values.items() if _constant(value)}
     reads = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-    if reads - inputs - constants - {"torch", "DEVICE"}:
+    if reads - inputs - constants - {"torch", "DEVICE", "device"}:  # a test takes `device`
         return None
     calls = [n for n in ast.walk(node) if isinstance(n, ast.Call)]
     if any(not _under_torch(c.func) and not isinstance(c.func, ast.Attribute) for c in calls):

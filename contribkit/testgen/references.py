@@ -21,7 +21,7 @@ import ast
 
 from contribkit.core.render import python_literal
 from contribkit.repro.codefacts import Edit, apply_edits
-from contribkit.repro.reference import float64_reference
+from contribkit.repro.reference import float64_reference, recomputed_reference
 from contribkit.testgen.bodies import OracleBody, Shown, literal, strip_runtime
 from contribkit.testgen.tidy import drop_no_op_expressions, drop_prints
 
@@ -92,7 +92,12 @@ def reference_body(
 
 
 def _reference_expr(code: str, statement: Shown) -> str | None:
-    return float64_reference(code, statement.expr, statement.start[0])
+    """The printed value computed again from the code's inputs in float64 where the code's
+    assignments say how (``(b, c)`` of two norms: both norms again), else the value's own
+    expression with the values it reads upcast."""
+    line = statement.start[0]
+    again = recomputed_reference(code, statement.expr, line, "float64")
+    return again or float64_reference(code, statement.expr, line)
 
 
 def _floats(source: str) -> bool:
