@@ -118,6 +118,8 @@ class _UpcastMade(ast.NodeTransformer):
     def visit_Call(self, node: ast.Call) -> ast.AST:
         self.generic_visit(node)
         if _under_torch(node.func) and _name(node.func) in _FACTORIES:
+            if any(k.arg == "dtype" for k in node.keywords):  # its dtype becomes float64
+                return node
             return ast.Call(ast.Name(self.function, ast.Load()), [node], [])
         return node
 
