@@ -18,7 +18,7 @@ from contribkit.issue.model import Issue, ParsedIssue
 from contribkit.issue.parse.transcripts import prose_only
 from contribkit.repro.codefacts import CodeFacts, parse_code
 from contribkit.repro.edits import EditedCode
-from contribkit.repro.statedvalues import StatedValue, stated_values
+from contribkit.repro.statedvalues import StatedValue, section_pair, stated_values
 
 # A process crash, not "it crashes" (which often means it raises): that needs a signature.
 _CRASH = re.compile(
@@ -229,14 +229,18 @@ def gather_evidence(
 
 
 def _stated(issue: Issue, parsed: ParsedIssue) -> list[StatedValue]:
-    """The value pairs the title, the prose (above the environment) and the code's comments
-    state; see contribkit.repro.statedvalues."""
+    """The value pairs the title, the prose (above the environment), the code's comments and
+    the expected and actual sections state; see contribkit.repro.statedvalues."""
     prose = (
         prose_only(_report_body(parsed.body), parsed.code)
         + "\n"
         + "\n".join(_COMMENT.findall(parsed.code))
     )
-    return stated_values(issue.title or "", prose)
+    found = stated_values(issue.title or "", prose)
+    sections = section_pair(parsed.expected or "", parsed.actual or "")
+    if sections is not None and not any(sections.same(f) for f in found):
+        found.append(sections)
+    return found
 
 
 def _compile_oracles(

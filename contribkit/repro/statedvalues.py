@@ -102,6 +102,25 @@ def stated_values(title: str, prose: str) -> list[StatedValue]:
     return found
 
 
+_ONE_VALUE = re.compile(_VALUE, re.I)
+SECTIONS = "the Expected section"
+
+
+def section_pair(expected: str, actual: str) -> StatedValue | None:
+    """The pair that an "Expected behavior" and an "Actual behavior" section state, each
+    holding one value and no other ("The result should be `2.0`." / "It gives `0.0`.")."""
+    values = []
+    for text in (actual, expected):
+        found = [_clean(m.group(0)) for m in _ONE_VALUE.finditer(text)]
+        found = [v for v in found if value_tokens(v)]
+        if len(found) != 1:
+            return None
+        values.append(found[0])
+    if value_tokens(values[0]) == value_tokens(values[1]):
+        return None
+    return StatedValue(values[0], values[1], SECTIONS)
+
+
 def _pair(match: re.Match[str], where: str) -> StatedValue | None:
     if _VERSION_BEFORE.search(match.string[: match.start("actual")]):
         return None

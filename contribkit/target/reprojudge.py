@@ -406,9 +406,9 @@ def judge_stated(printed: List[str], stated: List[Dict[str, str]]) -> "Optional[
     verdict, index = found[0]
     pair = stated[index]
     if verdict == "REPRODUCED":
-        detail = "the code still prints %s where %s expects %s"
+        detail = "the code still prints %s where %s says %s"
         return verdict, detail % (pair["actual"], pair["where"], pair["expected"])
-    detail = "the code prints %s, the value %s expects, not %s"
+    detail = "the code prints %s, the value %s says, not %s"
     return verdict, detail % (pair["expected"], pair["where"], pair["actual"])
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from contribkit.repro.statedvalues import StatedValue, stated_values
+from contribkit.repro.statedvalues import StatedValue, section_pair, stated_values
 from contribkit.target.reprojudge import judge_stated, value_tokens
 from tests.repro.test_repro_evidence import run_json, write_script
 
@@ -95,7 +95,7 @@ def test_pairs_that_disagree_decide_nothing() -> None:
     assert judge_stated(["-1", "False"], pairs) is None
     assert judge_stated(["-1", "True"], pairs) == (
         "REPRODUCED",
-        "the code still prints -1 where the title expects 0",
+        "the code still prints -1 where the title says 0",
     )
 
 
@@ -137,6 +137,22 @@ def test_a_value_torch_prints_short_is_exact_to_its_four_decimals() -> None:
     pair = [{"actual": "2", "expected": "2.5", "where": "the prose"}]
     assert judge_stated(["tensor(2.)"], pair) == (
         "REPRODUCED",
-        "the code still prints 2 where the prose expects 2.5",
+        "the code still prints 2 where the prose says 2.5",
     )
     assert judge_stated(["tensor(2.5000)"], pair) is not None
+
+
+@pytest.mark.parametrize(
+    ("expected", "actual", "pair"),
+    [
+        ("The result should be `2.0`.", "It gives `0.0`.", ("0.0", "2.0")),
+        ("`True`", "`False`", ("False", "True")),
+        ("It should not crash.", "It crashes.", None),  # no value
+        ("should be 5 for 3 elements", "gives 4", None),  # two values: which one?
+    ],
+)
+def test_the_expected_and_actual_sections_state_a_pair(
+    expected: str, actual: str, pair: tuple[str, str] | None
+) -> None:
+    found = section_pair(expected, actual)
+    assert (found and (found.actual, found.expected)) == pair
