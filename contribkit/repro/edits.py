@@ -79,6 +79,7 @@ class EditedCode:
     check_raises: list[str] = field(default_factory=list)  # X in a top-level `if ...: raise X`
     deterministic: bool = True  # no unseeded randomness
     uses_random: bool = False
+    made_inputs: bool = False  # inputs the issue never wrote were made (a model's, a tensor's)
 
 
 def edit_code(code: str, prose: str = "", inline: int = 0) -> EditedCode:
@@ -109,6 +110,7 @@ def edit_code(code: str, prose: str = "", inline: int = 0) -> EditedCode:
         names = ", ".join(sorted(n for n in loaded - bound if n in KNOWN_IMPORTS))
         result.edits.insert(0, f"add imports for the free names {names}: {'; '.join(imports)}")
     imports += _free_defaults(free, imports, result)
+    result.made_inputs = tensors is not None or model is not None
     if tensors is not None:
         if KNOWN_IMPORTS["torch"] not in imports:
             imports.append(KNOWN_IMPORTS["torch"])

@@ -101,7 +101,12 @@ _NO_ERROR = re.compile(
 _MISSING_ERROR = re.compile(
     r"\bsilently\b|\b(?:should|expected?\s+to|supposed\s+to|ought\s+to)\s+(?:\w+\s+)?"
     r"(?:raise|throw|error|fail|warn)|\b(?:does\s*n[o']t|did\s*n[o']t|never)\s+"
-    r"(?:raise|throw|error|fail)|\bDID NOT RAISE\b",
+    r"(?:raise|throw|error|fail)|\bDID NOT RAISE\b"
+    # an error wanted, not met: "instead of an error", "I would expect an error", "it would be
+    # better to raise"
+    r"|\binstead\s+of\s+(?:an?\s+|any\s+)?(?:error|exception|raising|throwing)"
+    r"|\bexpect(?:ed|s)?\s+(?:an?\s+|some\s+)?(?:error|exception)"
+    r"|\b(?:better|preferable|nicer|helpful)\s+to\s+(?:raise|throw|error)",
     re.I,
 )
 _PERFORMANCE = re.compile(
@@ -173,7 +178,7 @@ def gather_evidence(
         found["units"] = units
         ev.oracles.append("quoted-output")
         ev.why.append(f"the issue quotes the output of {len(units)} part(s) of its code")
-    stated = _stated(issue, parsed)
+    stated = _stated(issue, parsed) if parsed.signature is None else []  # an error is stronger
     if stated:
         found["stated"] = [pair.runtime() for pair in stated]
         ev.oracles.append("stated-value")
@@ -214,6 +219,8 @@ def gather_evidence(
         )
     if parsed.signature is None and not crash and reports_error(text, code_text):
         found["reports_error"] = True
+        if edited.made_inputs:  # an error from inputs we made is no evidence of the issue's
+            found["inputs_made"] = True
         ev.oracles.append("no-error")
         ev.why.append("the issue reports an error (no traceback): a clean run does not reproduce")
     found["deterministic"] = edited.deterministic

@@ -6,7 +6,7 @@ than in a quoted output block: "`torch.div` returns -1 instead of 0", "expected 
 "the dtype is torch.float64 instead of torch.float32". A human runs the code and reads which of
 the two its printed result shows. Both values must be stated, as literals (a number, nan, inf,
 True/False/None, a torch dtype, or a backticked tensor, tuple or list of those): "returns
-wrong values instead of raising" states none. The runtime (``reprojudge.stated_status``)
+wrong values instead of raising" states none. The runtime (``reprojudge.judge_stated``)
 counts a value as shown only where a printed line shows it whole, so a value that merely
 appears inside a larger printout decides nothing. The development set's example is 170178
 (its title and prose); the others are tests/repro/test_stated_values.py's.
@@ -48,23 +48,29 @@ _PATTERNS = (
         + _SHOULD
         + r")\s*(?:is\s+|was\s+|to\s+be\s+|:\s*)?"
         + _B
-        + r"\s*[,;:.]?\s*(?:but|while|whereas|however|instead)?,?\s*(?:(?:it|we|i|this)\s+)?"
-        r"(?:actually\s+)?" + _GOT + r"\s*:?\s*" + _A,
+        + r"(?: ?[,;:.])? ?(?:(?:but|while|whereas|however|instead)\b,? ?)?(?:(?:it|we|i|this) )?"
+        r"(?:actually )?" + _GOT + r" ?:? ?" + _A,
         re.I,
     ),
     # "gives nan, but it should be 0", "returns False while the expected result is True"
     re.compile(
-        _VERB
-        + _A
-        + r"\s*[,;]?\s*(?:but|while|whereas|when|although)\s+(?:(?:it|this|the|that)\s+)?"
-        r"(?:(?:" + _SHOULD + r")|(?:" + _EXPECTED + r")\s+(?:is|was|would\s+be|should\s+be))"
-        r"\s*:?\s*" + _B,
+        _VERB + _A + r"(?: ?[,;])? (?:but|while|whereas|when|although) (?:(?:it|this|the|that) )?"
+        r"(?:(?:" + _SHOULD + r")|(?:" + _EXPECTED + r") (?:is|was|would be|should be))"
+        r" ?:? ?" + _B,
         re.I,
     ),
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`])|\n")
 
 
+_SPACES = re.compile(r"\s+")
+_MAX_SENTENCE = 2000  # a sentence longer than this is no claim a reader finds either
+_ERROR_TEXT = re.compile(r"\b[A-Z]\w*(?:Error|Exception|Failed|Unsupported)\b:")
+# A condition, not a result: "when dim is 1 instead of 0", "if the input is 0 instead of -1",
+# "with a batch of 1 instead of 2" (what the reporter changed, before the value the code gives).
+_CONDITION_BEFORE = re.compile(
+    r"\b(?:if|when|whenever|unless|once)\b[^,;]*$|(?:^|[,;(]) ?(?:with|for|using)\b[^,;]*$", re.I
+)
 # A version, not a value: "it installs version 2.1 instead of 2.0", "torch 2.1 instead of 2.0".
 _VERSION_BEFORE = re.compile(r"\b(?:version|torch|pytorch|python|cuda|cudnn|numpy|v)\s*$", re.I)
 
@@ -94,6 +100,9 @@ def stated_values(title: str, prose: str) -> list[StatedValue]:
     found: list[StatedValue] = []
     for where, text in (("the title", title), ("the prose", prose)):
         for sentence in _SENTENCE.split(text):
+            sentence = _SPACES.sub(" ", sentence)[:_MAX_SENTENCE]  # the patterns expect one space
+            if _ERROR_TEXT.search(sentence):  # "RuntimeError: Expected 2 but got 3" is a message
+                continue
             for pattern in _PATTERNS:
                 for match in pattern.finditer(sentence):
                     pair = _pair(match, where)
@@ -122,7 +131,10 @@ def section_pair(expected: str, actual: str) -> StatedValue | None:
 
 
 def _pair(match: re.Match[str], where: str) -> StatedValue | None:
-    if _VERSION_BEFORE.search(match.string[: match.start("actual")]):
+    before = match.string[: match.start()]
+    if _VERSION_BEFORE.search(match.string[: match.start("actual")]) or _CONDITION_BEFORE.search(
+        before
+    ):
         return None
     actual, expected = (_clean(match.group(g)) for g in ("actual", "expected"))
     a, b = value_tokens(actual), value_tokens(expected)

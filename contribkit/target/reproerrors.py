@@ -6,6 +6,7 @@
 # contribkit.repro.plan.runtime_source), so it is standard-library only, runs on Python 3.9+,
 # and has no __future__ imports.
 import os
+import re
 from typing import Any, Callable, Dict, Optional
 
 # contribkit:judge-import (the runtime module holds the other files' text above instead)
@@ -43,8 +44,9 @@ def signature_text(signature: Optional[Dict[str, str]]) -> str:
 
 
 def caught_reported(record: Any, signature: Optional[Dict[str, str]]) -> str:
-    """The issue's error (its type and message), raised by a torch op and caught by the issue's
-    own code, a try/except around the reported call: its text; "" when no such error was."""
+    """The issue's error (its type and message) when it is the last error a torch op raised
+    while the code still ran to its end (a try/except of the issue's caught it): its text; ""
+    otherwise (an earlier caught error is not looked for: this can miss, never mislead)."""
     raised = record.raised if record is not None else None
     if not raised or not signature or not signature.get("message"):
         return ""
@@ -54,12 +56,24 @@ def caught_reported(record: Any, signature: Optional[Dict[str, str]]) -> str:
     )
 
 
+# The machine lacks an accelerator the code asks for (pin_memory, a CUDA call on a CPU build).
+_NO_DEVICE = re.compile(
+    r"Cannot access accelerator|not compiled with CUDA|no CUDA GPUs are available"
+    r"|Found no NVIDIA driver|CUDA driver version is insufficient|No CUDA GPUs",
+    re.I,
+)
+
+
 def _incidental(exc: BaseException) -> bool:
     """An error that says more about the snippet or the machine than about torch: a file, a
     network or a permission (OSError), an API that changed since the issue (TypeError: an
     unexpected keyword, a removed argument), the snippet's own breakage, a machine short of
-    memory. Such an error, with no signature to match, reproduces nothing."""
-    return isinstance(exc, (OSError, TypeError)) or code_error(exc) or resource_error(exc)
+    memory or of an accelerator. Such an error, with no signature to match, reproduces
+    nothing."""
+    machine = bool(_NO_DEVICE.search(str(exc)))
+    return (
+        isinstance(exc, (OSError, TypeError)) or code_error(exc) or resource_error(exc) or machine
+    )
 
 
 def _raised_here(exc: BaseException) -> bool:
@@ -110,7 +124,8 @@ def classify_error(
     if sig:
         detail = "different error: got " + describe(exc) + "; the issue reports "
         return "CANNOT_RUN", detail + signature_text(sig), ""
-    if evidence.get("reports_error") and by_torch and not _incidental(exc):
+    made = evidence.get("inputs_made")  # an error from inputs the repro made proves nothing
+    if evidence.get("reports_error") and by_torch and not made and not _incidental(exc):
         detail = "raises " + describe(exc) + "; the issue reports an error and quotes none"
         return "REPRODUCED", detail, "error"
     return (

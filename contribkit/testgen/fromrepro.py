@@ -252,10 +252,7 @@ def repro_spec(
         notes.append("the code does not use a device: the test runs on CPU only")
     result_check: dict[str, Any] = {}
     if oracle is not None:
-        # Reproduced here, on a CPU run of CUDA code: the bug shows on the CPU, where CPU is no
-        # reference (dev 20551: the CPU norm, 2.4% off float64, is the wrong value).
-        here = gate.expect_failure is True and gate.device is None
-        body = _oracle_body(src, oracle, code, ref, uses_device, gate.force, gate.oracle, here)
+        body = _oracle_body(src, oracle, code, ref, uses_device, gate)
         code, checks = body.code, body.checks
         device_imports, notes = [*device_imports, *body.imports], [*notes, *body.notes]
     elif signature:
@@ -353,11 +350,14 @@ def _oracle_body(
     code: str,
     ref: str,
     uses_device: bool,
-    force: bool,
-    gate_oracle: str | None = None,
-    reproduced_here: bool = False,
+    gate: Gate,
 ) -> OracleBody:
+    """The test body for ``oracle``, as ``gate`` (the repro's verdicts) allows it."""
     where = str(src.dir)
+    force, gate_oracle = gate.force, gate.oracle
+    # Reproduced on this machine's run of CUDA code: the bug shows on the CPU, and CPU is no
+    # reference for it (dev 20551: the CPU norm, 2.4% off float64, is the wrong value).
+    reproduced_here = gate.expect_failure is True and gate.device is None
     if oracle == "expect":
         stated = _stated(src)
         if stated is None and gate_oracle == _NO_ERROR[0]:
@@ -398,9 +398,10 @@ _DYNAMO_ORACLES: dict[str, tuple[str, Callable[[dict[str, Any]], str]]] = {
 # signature), and the code now runs to its end. Its test is ``--expect error``'s: it fails
 # while the code raises any error. Only where that oracle decided the verdict (NOT_REPRODUCED,
 # checked once before writing: with no error text to match, the code must have been seen to
-# run clean), or its twin, ``error`` (REPRODUCED: a torch operation raised an error). The class: a compile issue that says "fullgraph=True causes error" beside the
-# call (dev set 181817, a set_stance fallback), and an issue that says indexing "raises an
-# error for me" with no traceback (tests/testgen/test_fromrepro_oracles.py's fixture).
+# run clean), or its twin, ``error`` (REPRODUCED: a torch operation raised an error). The
+# class: a compile issue that says "fullgraph=True causes error" beside the call (dev set
+# 181817, a set_stance fallback), and an issue that says indexing "raises an error for me" with
+# no traceback (tests/testgen/test_fromrepro_oracles.py's fixture).
 _NO_ERROR = ("no-error", "reports_error", "error")
 
 

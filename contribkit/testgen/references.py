@@ -96,7 +96,7 @@ def _reference_expr(code: str, statement: Shown) -> str | None:
     assignments say how (``(b, c)`` of two norms: both norms again), else the value's own
     expression with the values it reads upcast."""
     line = statement.start[0]
-    again = recomputed_reference(code, statement.expr, line, "float64")
+    again = recomputed_reference(code, statement.expr, line, "float64", literals=False)
     return again or float64_reference(code, statement.expr, line)
 
 

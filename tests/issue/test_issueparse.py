@@ -990,6 +990,13 @@ def test_wanted_errors_are_not_signatures() -> None:
         ("A clearer error than KeyError for a missing buffer", []),
         ("take silently wraps around instead of IndexError", []),
         ("Exception when calling torch.foo", []),
+        ("IndexError should be raised for negative indices", []),
+        ("RuntimeError not raised for mismatched shapes", []),
+        ("Raise ValueError instead of segfault in unfold", []),
+        ("Add IndexError check to torch.gather", []),
+        ("gather accepts negative index without IndexError", []),
+        ("Confusing RuntimeError message for view", []),
+        ("IndexError vs RuntimeError inconsistency", []),
     ],
 )
 def test_a_title_names_its_failure_bare(title: str, found: list[str]) -> None:

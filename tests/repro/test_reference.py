@@ -40,6 +40,12 @@ def test_a_printed_value_is_computed_again_from_the_inputs(
         ("import torch\n", "torch.rand(3).sum()"),  # randomness drawn again
         ("import torch\nx = torch.ones(3)\nx = x * 2\n", "x.sum()"),  # bound twice
         ("import torch\nx = torch.ones(3)\n", "len(x)"),  # a builtin
+        ("import torch\np = torch.ones(9) / 2\n", "torch.bernoulli(p).mean()"),  # drawn
+        (
+            "import torch.nn.functional as F\nimport torch\nx = torch.ones(9)\n",
+            "F.dropout(x).sum()",
+        ),
+        ("import torch\nx = torch.empty(9)\n", "x.sum()"),  # uninitialised
     ],
 )
 def test_no_reference_where_the_code_does_not_say_how_the_value_was_made(
@@ -55,7 +61,11 @@ F32 = 2.0**-23
     ("statuses", "reference", "after"),
     [
         (["changed"], (0.024, F32), ["wrong"]),  # dev 20551's CPU norm, 2.4% off
-        (["changed"], (1e-7, F32), ["right"]),
+        (
+            ["changed"],
+            (1e-7, F32),
+            ["changed"],
+        ),  # close decides nothing: a formula's bug is in float64 too
         (["changed"], (1e-5, F32), ["changed"]),  # between: undecided
         (["changed"], (0.02, 2.0**-10), ["changed"]),  # half: 2% is within its noise
         (["changed"], (0.2, 2.0**-10), ["wrong"]),
@@ -72,8 +82,7 @@ def test_a_changed_value_is_held_to_its_float64_recomputation(
 def test_the_reference_decides_only_with_the_other_lines() -> None:
     assert judge_outputs(["wrong"], False) is not None
     assert judge_outputs(["wrong", "same"], False)[0] == "REPRODUCED"  # type: ignore[index]
-    assert judge_outputs(["right"], False)[0] == "NOT_REPRODUCED"  # type: ignore[index]
-    assert judge_outputs(["right", "same"], False) is None
+    assert judge_outputs(["wrong", "fixed"], False) is None
 
 
 CANCELLING = """
@@ -106,15 +115,16 @@ ACCURATE = """
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("body", "verdict"), [(CANCELLING, "REPRODUCED"), (ACCURATE, "NOT_REPRODUCED")]
+    ("body", "verdict"), [(CANCELLING, "REPRODUCED"), (ACCURATE, "CANNOT_RUN")]
 )
 def test_a_changed_random_value_is_decided_by_its_float64_recomputation(
     tmp_path: Path, body: str, verdict: str
 ) -> None:
     """Random inputs print other values than the issue's: the same computation in float64 on
-    the inputs of this run says whether the value is still wrong."""
+    the inputs of this run says the value is still wrong; close to it, nothing is decided."""
     doc = run_json(write_script(tmp_path, body, "sum is inaccurate"))
-    assert (doc["verdict"], doc["oracle"]) == (verdict, "quoted-output"), doc
-    assert "float64" in doc["detail"]
+    assert doc["verdict"] == verdict, doc
+    if verdict == "REPRODUCED":  # close to float64 is no fix: a formula's bug is there too
+        assert doc["oracle"] == "quoted-output" and "float64" in doc["detail"]
     assert doc["evidence"]["ops"].keys() >= {"sum"}
     assert "float64" not in doc["evidence"]["ops"]["sum"]["dtypes"]  # the reference is unrecorded

@@ -271,6 +271,13 @@ def test_a_failure_where_a_cuda_rewrite_ran_is_no_device_gap() -> None:
     rewritten = {"device": "cuda"}
     assert evidence_rule(doc, rewritten, "REPRODUCED", "quoted-output", None)[1] == ""
     assert "reports the bug on cuda" in evidence_rule(doc, rewritten, "NOT_REPRODUCED", "", None)[1]
+    # any error, or an assert, can fail for the CPU alone ("Torch not compiled with CUDA")
+    assert (
+        "reports the bug on cuda" in evidence_rule(doc, rewritten, "REPRODUCED", "error", None)[1]
+    )
+    assert (
+        "reports the bug on cuda" in evidence_rule(doc, rewritten, "REPRODUCED", "assert", None)[1]
+    )
     claimed = {"device": "cuda", "device_claimed": True}
     assert (
         "reports the bug on cuda" in evidence_rule(doc, claimed, "REPRODUCED", "compare", None)[1]

@@ -35,6 +35,12 @@ def test_reports_error_reads_exceptions_not_sizes_absences_or_slowness() -> None
     assert not reports_error("It silently promotes; no error is raised.", "")
     assert not reports_error("Backward is slow: CI fails with a timeout error.", "")
     assert not reports_error("Wrong value", 'print("max error:", err)')
+    # an error wanted, not met: a fix that adds the check must not read as the bug
+    assert not reports_error(
+        "It returns garbage for out-of-bounds indices instead of an error.", ""
+    )
+    assert not reports_error("I would expect an error to be raised here.", "")
+    assert not reports_error("It would be better to raise an error.", "")
 
 
 def test_reports_error_reads_the_prose_not_the_code_it_quotes() -> None:

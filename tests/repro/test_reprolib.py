@@ -221,6 +221,11 @@ def test_an_error_the_code_raised_is_classified(
         (FileNotFoundError(2, "No such file or directory"), True, "CANNOT_RUN"),  # the machine's
         (TypeError("ones() got an unexpected keyword argument 'volatile'"), True, "CANNOT_RUN"),
         (MemoryError(), True, "CANNOT_RUN"),
+        (
+            RuntimeError("Cannot access accelerator device when none is available."),
+            True,
+            "CANNOT_RUN",
+        ),
     ],
 )
 def test_an_error_the_issue_reports_without_quoting_it_is_any_torch_error(
@@ -233,3 +238,11 @@ def test_an_error_the_issue_reports_without_quoting_it_is_any_torch_error(
     if verdict == "REPRODUCED":
         assert got[2] == "error" and "the issue reports an error and quotes none" in got[1]
     assert classify_error(exc, None, {}, by_torch)[0] == "CANNOT_RUN"
+
+
+def test_an_error_from_inputs_the_repro_made_reproduces_nothing() -> None:
+    """A tensor the repro defined from a stated shape (random floats) can break an op the
+    reporter fed other values (indices): its error is no evidence of the issue's."""
+    exc = RuntimeError("Expected tensor for argument #1 'indices' to have scalar type Long")
+    evidence = {"reports_error": True, "inputs_made": True}
+    assert classify_error(exc, None, evidence, True)[0] == "CANNOT_RUN"

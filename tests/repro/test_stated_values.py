@@ -58,7 +58,7 @@ def test_values_are_read_from_the_prose_after_the_title() -> None:
         ("tensor(-1.)", ["-1."]),
         ("tensor([1., 2.], dtype=torch.float64)", ["1.", "2."]),
         ("torch.double", ["torch.float64"]),
-        ("torch.Size([2, 3])", ["2", "3"]),
+        ("torch.Size([2, 3])", None),  # a shape, not the values 2 and 3
         ("True", ["true"]),
         ("loss 3", None),
         ("torch.sum(x)", None),

@@ -226,21 +226,36 @@ def _text_signatures(text: str) -> Iterator[Signature]:
 _TITLE_FAILURE = re.compile(r"(?<![\w.])(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?![\w.:])")
 _INTERNAL_ASSERT = re.compile(r"\binternal[\s_]+assert", re.I)
 _WANTED_BEFORE = re.compile(
-    r"\b(?:no|missing|proper|better|clearer|meaningful|informative|helpful|wrong|misleading)"
+    r"\b(?:no|missing|proper|better|clearer|meaningful|informative|helpful|wrong|misleading"
+    r"|raise|raising|add|adding|without|confusing|cryptic|unclear|improve|vs|versus|or)"
     r"\s+(?:\w+\s+)?$|\bthan\s+(?:an?\s+)?$",
     re.I,
 )
+# Words after the name that make it wanted or missing: "IndexError should be raised for ...",
+# "RuntimeError not raised for ...", "IndexError is not raised", "IndexError check in ...".
+_WANTED_AFTER = re.compile(
+    r"^\W*(?:\w+\W+){0,2}?(?:should|must|not|never|expected|instead|check|checks)\b", re.I
+)
 _TOO_BROAD = {"Exception", "BaseException"}
+# A title that asks for a change: the errors it names are wanted, never the failure seen.
+_REQUEST_TITLE = re.compile(
+    r"^\W*(?:\[[^\]]{0,40}\]\W*)*(?:raise|throw|add|support|make|allow|implement|improve"
+    r"|use|return|emit)\b",
+    re.I,
+)
 
 
 def _title_signatures(title: str) -> Iterator[Signature]:
     """The failures a title names bare (a type, an internal assert), as type-only signatures."""
     if _MISSING_IN_TITLE.search(title):
         return
-    for match in _TITLE_FAILURE.finditer(title):
+    names = [m for m in _TITLE_FAILURE.finditer(title) if _is_failure(m.group(0))]
+    if len({m.group(0) for m in names}) > 1:  # "IndexError vs RuntimeError": which is the bug?
+        return
+    for match in names:
         name = match.group(0)
-        before = title[: match.start()]
-        if not _is_failure(name) or name.rsplit(".", 1)[-1] in _TOO_BROAD:
+        before, after = title[: match.start()], title[match.end() :]
+        if name.rsplit(".", 1)[-1] in _TOO_BROAD or _WANTED_AFTER.search(after):
             continue
         if not _hedged(title, match.start()) and not _WANTED_BEFORE.search(before):
             yield Signature(name, "", "text")
@@ -286,8 +301,9 @@ def signatures(traceback_scans: list[Scan], scans: list[Scan], title: str) -> li
             elif isinstance(item, Block) and item.code.kind in ("python", "repl"):
                 for comment in _code_comments(item.code.text):
                     mentions.extend(_text_signatures(comment))
-    mentions.extend(_text_signatures(title))
-    mentions.extend(_title_signatures(title))
+    if not _REQUEST_TITLE.match(title):  # "Raise ValueError instead of ...": a request
+        mentions.extend(_text_signatures(title))
+        mentions.extend(_title_signatures(title))
     for mention in mentions:
         if not any(_same_failure(mention, earlier) for earlier in found):
             found.append(mention)
