@@ -102,9 +102,10 @@ _MISSING_ERROR = re.compile(
     r"\bsilently\b|\b(?:should|expected?\s+to|supposed\s+to|ought\s+to)\s+(?:\w+\s+)?"
     r"(?:raise|throw|error|fail|warn)|\b(?:does\s*n[o']t|did\s*n[o']t|never)\s+"
     r"(?:raise|throw|error|fail)|\bDID NOT RAISE\b"
-    # an error wanted, not met: "instead of an error", "I would expect an error", "it would be
-    # better to raise"
-    r"|\binstead\s+of\s+(?:an?\s+|any\s+)?(?:error|exception|raising|throwing)"
+    # an error wanted, not met: "returns garbage instead of an error", "I would expect an
+    # error", "it would be better to raise"; not "warn instead of error" (the error is met)
+    r"|\b(?:returns?|returned|gives?|gave|produces?|outputs?|succeeds?|works|runs)\b[^.\n]{0,60}?"
+    r"\binstead\s+of\s+(?:an?\s+|any\s+)?(?:error|exception|raising|throwing)"
     r"|\bexpect(?:ed|s)?\s+(?:an?\s+|some\s+)?(?:error|exception)"
     r"|\b(?:better|preferable|nicer|helpful)\s+to\s+(?:raise|throw|error)",
     re.I,

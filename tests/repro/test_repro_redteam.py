@@ -321,3 +321,8 @@ def test_no_escape_sequence_or_bidi_mark_hides_a_line_of_the_written_files(
     assert "# \\x1b[2K\\x1b[1A hides the line above\nprint('shown')" in source
     literals = [n.value for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Constant)]
     assert "\x1b[31mred" in literals
+
+
+def test_an_error_met_and_wished_away_is_still_reported() -> None:
+    """ "Warn instead of error" wishes the error away: the error is what the issue met."""
+    assert reports_error("Recompiles cause an error. The fix: warn instead of error.", "")
