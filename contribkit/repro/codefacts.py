@@ -18,6 +18,14 @@ from contribkit.repro.measures import CONVERSIONS, Reports, difference
 
 DEVICE_NAME = "DEVICE"
 WALK_RECURSION_LIMIT = 20_000
+# Calls that draw random values (a module whose weights are drawn at construction too): the
+# edits seed them, and no float64 reference calls them again (repro/reference.py).
+RANDOM_CALL = re.compile(
+    r"(?:^|\.)(?:rand|randn|randint|randperm|rand_like|randn_like|randint_like|normal_?|"
+    r"uniform_?|bernoulli_?|multinomial|random_|exponential_|cauchy_|dropout|Dropout\d?d?|"
+    r"shuffle|choice|sample|Linear|Conv\dd|ConvTranspose\dd|LSTM|GRU|RNN|Embedding|"
+    r"MultiheadAttention|Bilinear)$"
+)
 _CUDA_LITERAL = re.compile(r"^cuda(:\d+)?$")
 # torch.cuda functions that are harmless without a GPU; any other torch.cuda.* use needs CUDA.
 _SAFE_CUDA_API = {

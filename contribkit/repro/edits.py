@@ -5,8 +5,9 @@ free names need, and a value for a free device or dtype name and for a free tens
 the issue states (``freenames``); call functions and run ``unittest`` cases it defines but
 never calls, and a model it only defines on the input its prose states (``modelcall``); echo
 the values a transcript or notebook cell shows (every expression of inline code: the prose's
-backticked statements) and mark the statements whose printed output the issue quotes; hoist ``from __future__``; run top-level ``await`` in ``asyncio.run``. The
-edits are span insertions (never ``ast.unparse``), so the code stays as the reporter wrote it.
+backticked statements) and mark the statements whose printed output the issue quotes; hoist
+``from __future__``; run top-level ``await`` in ``asyncio.run``. The edits are span insertions
+(never ``ast.unparse``), so the code stays as the reporter wrote it.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 
 from contribkit.core.astnames import dotted, source_lines
 from contribkit.issue.parse.transcripts import OUTPUT_COMMENT, is_printed_output
-from contribkit.repro.codefacts import Edit, apply_edits, parse_code, tree_nodes
+from contribkit.repro.codefacts import RANDOM_CALL, Edit, apply_edits, parse_code, tree_nodes
 from contribkit.repro.freenames import FreeTensors, define_free_tensors
 from contribkit.repro.modelcall import model_call
 from contribkit.repro.reference import recomputed_reference
@@ -49,12 +50,6 @@ KNOWN_IMPORTS = {
     "unittest": "import unittest",
 }
 _BUILTINS = set(dir(builtins)) | {"DEVICE", "_repro", "__file__", "__name__"}
-_RANDOM_CALL = re.compile(
-    r"(?:^|\.)(?:rand|randn|randint|randperm|rand_like|randn_like|randint_like|normal_?|"
-    r"uniform_?|bernoulli_?|multinomial|random_|exponential_|cauchy_|dropout|Dropout\d?d?|"
-    r"shuffle|choice|sample|Linear|Conv\dd|ConvTranspose\dd|LSTM|GRU|RNN|Embedding|"
-    r"MultiheadAttention|Bilinear)$"
-)
 # Calls whose values differ between runs and machines, seeded or not: clocks, addresses, memory.
 _VOLATILE_CALL = re.compile(
     r"(?:^|\.)(?:time|perf_counter|perf_counter_ns|monotonic|process_time|time_ns|timeit|now"
@@ -439,7 +434,7 @@ def _randomness(tree: ast.Module, result: EditedCode, drawn: bool = False) -> No
     shape): the reporter's run had other values, so what the code prints from them is not
     deterministic output to compare, seeded or not."""
     names = [dotted(n.func) for n in tree_nodes(tree) if isinstance(n, ast.Call)]
-    result.uses_random = drawn or any(_RANDOM_CALL.search(name) for name in names if name)
+    result.uses_random = drawn or any(RANDOM_CALL.search(name) for name in names if name)
     seeded = any(_SEEDS.search(name) for name in names if name)
     volatile = any(_VOLATILE_CALL.search(name) for name in names if name)
     result.deterministic = (not result.uses_random or seeded) and not volatile and not drawn

@@ -2,15 +2,18 @@
 where the issue quotes only the wrong value (``torch.norm(a)`` printed; ``torch.norm(a.double())``
 is what it should be, to the precision of its dtype).
 
-:func:`float64_reference` serves ``test --from-repro`` (whose self-check rejects a reference
-that cannot fail); :func:`recomputed_reference` serves the repro script's runtime, which has no
-such check: there the reference must recompute an operation from the code's inputs (tensors
-made by a factory call), never upcast a result the code already computed.
+:func:`recomputed_reference` recomputes an operation from the code's inputs (tensors made by a
+factory call), never upcasting a result the code already computed: the repro script's runtime,
+which has no self-check, uses it alone; ``test --from-repro`` tries it first. Its fallback,
+:func:`float64_reference`, upcasts what the printed expression reads, and serves only the test,
+whose self-check rejects a reference that cannot fail.
 """
 
 from __future__ import annotations
 
 import ast
+
+from contribkit.repro.codefacts import RANDOM_CALL
 
 
 def float64_reference(code: str, expr: str, line: int) -> str | None:
@@ -50,19 +53,15 @@ def float64_reference(code: str, expr: str, line: int) -> str | None:
     return wrapped if upcast.changed else None  # nothing upcast: the same computation again
 
 
-# Calls that make a tensor from nothing but their arguments: the code's inputs.
+# Calls that make a tensor from nothing but their arguments: the code's inputs (not
+# ``torch.empty``: uninitialised memory is no input that holds twice the same values).
 _FACTORIES = {
     "tensor", "as_tensor", "from_numpy", "rand", "randn", "randint", "ones", "zeros", "full",
-    "empty", "arange", "linspace", "logspace", "eye", "rand_like", "randn_like", "ones_like",
+    "arange", "linspace", "logspace", "eye", "rand_like", "randn_like", "ones_like",
     "zeros_like", "full_like", "randperm", "normal",
 }  # fmt: skip
-# Factories that draw random values: called again, they would make other inputs.
-_DRAWN = {
-    "rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "randperm", "normal",
-    "bernoulli", "multinomial", "poisson", "dropout", "dropout1d", "dropout2d", "dropout3d",
-    "alpha_dropout", "feature_alpha_dropout", "rrelu", "gumbel_softmax", "empty", "empty_like",
-    "uniform_", "normal_", "exponential_", "geometric_", "cauchy_", "log_normal_", "random_",
-}  # fmt: skip
+# What draws values afresh beside the edits' RANDOM_CALL: called again, it makes other values.
+_DRAWN = {"poisson", "rrelu", "gumbel_softmax", "empty", "empty_like", "geometric_", "log_normal_"}
 # Methods that move or convert a value without computing anything from it.
 _NOT_OPS = {"to", "cpu", "cuda", "float", "double", "half", "bfloat16", "contiguous", "clone",
             "detach", "requires_grad_", "type"}  # fmt: skip
@@ -92,8 +91,6 @@ def recomputed_reference(
     if values is None:
         return None
     inputs = {name for name, value in values.items() if _factory(value)}
-    if any(_name(v.func) in ("empty", "empty_like") for v in _calls_of(values, inputs)):
-        return None  # uninitialised memory: no input twice the same
     for _ in range(_MAX_INLINE):
         node = _Inline(values, inputs).visit(node)
     constants = {name for name, value in values.items() if _constant(value)}
@@ -103,7 +100,7 @@ def recomputed_reference(
     calls = [n for n in ast.walk(node) if isinstance(n, ast.Call)]
     if any(not _under_torch(c.func) and not isinstance(c.func, ast.Attribute) for c in calls):
         return None
-    drawn = any(_name(c.func) in _DRAWN or _name(c.func).endswith("dropout") for c in calls)
+    drawn = any(_drawn(_name(c.func)) for c in calls)
     if drawn or not any(_op(c) for c in calls):
         return None
     if literals:  # torch.linspace(0, 1, 9) in the expression itself
@@ -137,8 +134,9 @@ class _UpcastMade(ast.NodeTransformer):
         return node
 
 
-def _calls_of(values: dict[str, ast.expr], names: set[str]) -> list[ast.Call]:
-    return [c for n in names for c in ast.walk(values[n]) if isinstance(c, ast.Call)]
+def _drawn(name: str) -> bool:
+    """``torch.bernoulli``, ``F.dropout2d``, ``x.uniform_``: values drawn afresh each call."""
+    return bool(RANDOM_CALL.search(name)) or name in _DRAWN or "dropout" in name
 
 
 def _name(func: ast.expr) -> str:

@@ -92,7 +92,8 @@ def printed_signature(text: str, exc_type: str, message: str) -> str:
 
 
 # -- printed output against the output an issue quotes -------------------------------------
-_NUMBER_TOKEN = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)\b")
+_NUMBER_TEXT = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"  # 2, -1.5, .5, 1e-05
+_NUMBER_TOKEN = re.compile(_NUMBER_TEXT + r"|[-+]?(?:nan|inf)\b")
 
 
 def _decimals(token: str) -> int:
@@ -328,8 +329,7 @@ def judge_outputs(statuses: List[str], deterministic: bool) -> "Optional[tuple[s
 # -- values the issue states in a sentence (contribkit.repro.statedvalues) ----------------------
 _VALUE_TOKEN = re.compile(
     r"\btorch\.(?:float|double|half|bfloat|int|long|uint|bool|complex|short|cfloat|cdouble)\d*\b"
-    r"|[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)\b"
-    r"|\b(?:true|false|none)\b",
+    r"|" + _NUMBER_TOKEN.pattern + r"|\b(?:true|false|none)\b",
     re.I,
 )
 _KEYWORD_PART = re.compile(r"\b(?:dtype|device|grad_fn|requires_grad|layout)\s*=\s*[^,)\]]*")
@@ -356,7 +356,7 @@ def value_tokens(text: str) -> Optional[List[str]]:
     return [_DTYPE_ALIASES.get(t, t) if t.startswith("torch.") else t.lower() for t in tokens]
 
 
-_NUMERIC = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
+_NUMERIC = re.compile(_NUMBER_TEXT + "$")
 
 
 def _same_value(got: str, stated: str) -> bool:

@@ -408,13 +408,11 @@ def reference_error(
     float64 (a tensor, or a tuple/list of tensors pairwise), with the eps of the value's
     dtype; None where either raises or they are not floating tensors of one shape. NaN or inf
     where the other has a finite value is an infinite difference. Not recorded as the issue's
-    operations."""
-    was = record.on if record is not None else False
-    if record is not None:
-        record.on = False
-    try:
-        import torch
+    operations (the recording mode is off the stack meanwhile, as for compiled code)."""
+    import torch
 
+    modes = record._pause(torch) if record is not None and record.on else None
+    try:
         got, again, want = value(), value(), ref()
         if not _same_values(got, again):  # drawn afresh each call: no recomputation holds
             return None
@@ -439,5 +437,5 @@ def reference_error(
     except Exception:
         return None
     finally:
-        if record is not None:
-            record.on = was
+        if record is not None and modes is not None:
+            record._resume(torch, modes)
