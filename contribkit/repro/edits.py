@@ -105,6 +105,7 @@ def edit_code(code: str, prose: str = "", inline: int = 0) -> EditedCode:
         names = ", ".join(sorted(n for n in loaded - bound if n in KNOWN_IMPORTS))
         result.edits.insert(0, f"add imports for the free names {names}: {'; '.join(imports)}")
     imports += _free_defaults(free, imports, result)
+    imports += _torch_classes(free, result)
     result.made_inputs = tensors is not None or model is not None
     if tensors is not None:
         if KNOWN_IMPORTS["torch"] not in imports:
@@ -156,6 +157,27 @@ def _free_defaults(free: set[str], imports: list[str], result: EditedCode) -> li
         f"define the undefined name(s) {', '.join(names)}: {'; '.join(lines[-len(names) :])}"
     )
     return lines
+
+
+# A class's name (CapWords: ``Normal``, ``DataLoader``, ``Conv2d``), not a tensor's (``X``, ``W``).
+_CLASS_NAME = re.compile(r"^[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*$")
+
+
+def _torch_classes(free: set[str], result: EditedCode) -> list[str]:
+    """The line that defines the code's undefined class names from torch, where exactly one of
+    its public namespaces holds each (the runtime looks: see reprotrace.torch_names); a name
+    none holds stays undefined. Class: snippets whose imports were left out (``Normal`` or
+    ``Multinomial`` from torch.distributions, ``DataLoader`` from torch.utils.data)."""
+    names = sorted(
+        n for n in free - set(KNOWN_IMPORTS) - set(FREE_DEFAULTS) if _CLASS_NAME.match(n)
+    )
+    if not names:
+        return []
+    result.edits.append(
+        f"define the undefined class name(s) {', '.join(names)} from the one torch namespace"
+        " that holds each (torch.nn, torch.distributions, torch.utils.data, ...), if any does"
+    )
+    return [f"globals().update(_repro.torch_names({names!r}))"]
 
 
 def _cut_inputs(

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contribkit.core.astnames import dotted
-from contribkit.issue.model import Issue, ParsedIssue
+from contribkit.issue.model import Issue, ParsedIssue, Signature
 from contribkit.issue.parse.transcripts import prose_only
 from contribkit.repro.codefacts import CodeFacts, parse_code
 from contribkit.repro.edits import EditedCode
@@ -116,6 +116,43 @@ _PERFORMANCE = re.compile(
     re.I,
 )
 _COMMENT = re.compile(r"#[^\n]*")
+# The complaint is the error's wording or kind, not that the code fails: "misleading error
+# message", "the error is confusing", "improve the error", "wrong exception type", "should be a
+# ValueError". A changed message may then be the fix.
+_ABOUT_MESSAGE = re.compile(
+    r"\b(?:misleading|confusing|unclear|cryptic|unhelpful|uninformative|obscure|opaque"
+    r"|wrong|incorrect|bad|poor|better|clearer|nicer|improved?|improving|more\s+"
+    r"(?:informative|helpful|descriptive|specific|meaningful)|proper|meaningful|informative"
+    r"|helpful)\s+(?:\w+\s+){0,2}?(?:error|exception|message|msg|warning)s?\b"
+    r"|\b(?:error|exception)\s+(?:message|msg|text|type|class)s?\s+(?:is|are|was|were|seems?)"
+    r"\s+(?:\w+\s+)?(?:misleading|confusing|unclear|cryptic|wrong|incorrect|unhelpful|odd"
+    r"|weird|strange|not\s+(?:clear|helpful|informative|correct|right))"
+    r"|\bshould\s+(?:be|raise|throw)\s+(?:an?\s+)?\w*(?:Error|Exception)\b",
+    re.I,
+)
+# A reported error that is a failure of torch itself (an internal assert, a memory fault, a
+# library status): its fix is often a clear error raised on the same input.
+_LOW_LEVEL = re.compile(
+    r"INTERNAL ASSERT|CUDA error|illegal memory|device-side assert|CUBLAS_STATUS|CUDNN_STATUS"
+    r"|cuDNN error|MIOPEN|unknown error|std::|Segmentation|core dumped|Floating point exception"
+    r"|NVRTC|out of memory|Triton Error",
+    re.I,
+)
+
+
+def failure_unwanted(
+    text: str, code: str, signature: Signature | None, crash: bool, expected: bool
+) -> bool:
+    """The issue's complaint is that its code fails with the error it quotes (the code should
+    run): not a crash, not an error it wants or one it wants worded otherwise or of another
+    class, not a failure of torch itself (an internal assert, a memory fault). Then the same
+    kind of error from the same operation, with a message reworded since, still shows it."""
+    if signature is None or crash or expected or _LOW_LEVEL.search(str(signature)):
+        return False
+    said = f"{prose_only(text, code)}\n" + "\n".join(_COMMENT.findall(code))
+    return not (
+        _MISSING_ERROR.search(said) or _EXPECTS_ERROR.search(said) or _ABOUT_MESSAGE.search(said)
+    )
 
 
 def reports_error(text: str, code: str) -> bool:
@@ -226,6 +263,9 @@ def gather_evidence(
         ev.why.append("the issue reports an error (no traceback): a clean run does not reproduce")
     found["deterministic"] = edited.deterministic
     found.update(issue_claims(issue, parsed, facts, edited, rewrite))
+    expected = bool(found.get("error_expected"))
+    if failure_unwanted(text, code_text, parsed.signature, crash, expected):
+        found["failure_unwanted"] = True
     ev.runtime = found
     if not ev.oracles:
         ev.to_add = [

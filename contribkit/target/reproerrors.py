@@ -11,7 +11,7 @@ from typing import Any, Callable, Dict, Optional
 
 # contribkit:judge-import (the runtime module holds the other files' text above instead)
 from contribkit.target.reproexpect import code_error, resource_error, toolchain_error
-from contribkit.target.reprojudge import describe, signature_matches
+from contribkit.target.reprojudge import describe, same_op, signature_matches
 from contribkit.target.reprotrace import main_file
 
 # contribkit:end-judge-import
@@ -76,6 +76,27 @@ def _incidental(exc: BaseException) -> bool:
     )
 
 
+# Exception classes torch raises for many unrelated failures: one of them, with another
+# message, is the issue's only when the operation the issue names raised it.
+_GENERIC = {"RuntimeError", "ValueError", "Exception", "AssertionError", "KeyError", "IndexError"}
+
+
+def _reworded(exc: BaseException, sig: Dict[str, str], evidence: Dict[str, Any], op: str) -> bool:
+    """The issue's complaint is that its code fails (``failure_unwanted``), and a torch
+    operation raised the class of error it quotes with another message: the operation the
+    issue names, or any for a class as specific as NotImplementedError. Torch rewords its
+    errors between releases; the failure stays. Classes: an unsupported case whose message was
+    rewritten ("Only 2D, 3D, 4D, 5D padding ..." became "Padding size 4 is not supported ..."),
+    a shape check that now names other sizes. Not from inputs the repro made."""
+    if not (evidence.get("failure_unwanted") and op) or evidence.get("inputs_made"):
+        return False
+    kind = sig["exc_type"].rsplit(".", 1)[-1]
+    if type(exc).__name__ != kind or _incidental(exc):
+        return False
+    named = evidence.get("named_ops") or []
+    return kind not in _GENERIC or any(same_op(op, name) for name in named)
+
+
 def _raised_here(exc: BaseException) -> bool:
     """``exc`` was raised by the script's own code (the issue's), not inside a library."""
     tb = exc.__traceback__
@@ -89,10 +110,11 @@ def classify_error(
     signature: Optional[Dict[str, str]],
     evidence: Dict[str, Any],
     by_torch: bool = False,
+    raised_op: str = "",
 ) -> "tuple[str, str, str]":
     """The verdict, detail and oracle for an exception the issue's code raised, given the
     issue's signature and the repro's evidence (see reprolib.Repro); ``by_torch``: a torch
-    operation of the issue's code raised it (the execution evidence)."""
+    operation of the issue's code raised it (the execution evidence), ``raised_op`` its name."""
     sig = signature
     names = {cls.__name__ for cls in type(exc).__mro__}
     if sig and signature_matches(exc, sig["exc_type"], sig.get("message", "")):
@@ -121,6 +143,9 @@ def classify_error(
     if evidence.get("crash") and not code_error(exc):
         detail = "raises " + describe(exc) + " instead of crashing"
         return "NOT_REPRODUCED", detail, "crash"
+    if sig and _reworded(exc, sig, evidence, raised_op):
+        detail = "raises " + describe(exc) + "; the issue reports " + signature_text(sig)[:160]
+        return "REPRODUCED", detail + ": the same error from the same operation, reworded", "error"
     if sig:
         detail = "different error: got " + describe(exc) + "; the issue reports "
         return "CANNOT_RUN", detail + signature_text(sig), ""

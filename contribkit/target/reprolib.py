@@ -62,6 +62,7 @@ from contribkit.target.reprotrace import (
     issue_needs,
     main_file,
     reference_error,
+    torch_names,
 )
 
 # contribkit:end-judge-import
@@ -337,6 +338,7 @@ class Repro:
         self.references[unit] = reference_error(self.record, value, ref)
 
     float64 = staticmethod(float64)
+    torch_names = staticmethod(torch_names)  # the edits' imports of the code's torch classes
 
     def differential(self, compiled: Callable[[], Any], eager: Callable[[], Any]) -> None:
         """The calls a compile-vs-eager issue compares, for when its code raises: see
@@ -525,8 +527,9 @@ class Repro:
 
     def classify(self, exc: BaseException) -> "tuple[str, str, str]":
         """The verdict, detail and oracle for an exception the issue's code raised."""
-        by_torch = self._raised_on is not None
-        return classify_error(exc, self.signature, self.evidence, by_torch)
+        raised = self._raised_on
+        op = raised[0] if raised is not None else ""
+        return classify_error(exc, self.signature, self.evidence, raised is not None, op)
 
     def _excepthook(self, exc_type: Any, exc: BaseException, tb: Any) -> None:
         if isinstance(exc, KeyboardInterrupt):

@@ -65,6 +65,48 @@ def _tensor_kinds(values: List[Any]) -> "tuple[List[str], List[str]]":
     return devices, dtypes
 
 
+# torch's compile stack: an error raised there is the compiler's, which its own oracles judge
+# (a signature, a graph break), never "a torch operation raised".
+_COMPILE_PARTS = ("_dynamo", "_inductor", "_functorch", "fx", "export", "_export", "_subclasses")
+
+
+def raised_in_torch(exc: BaseException, script: str) -> "Optional[tuple[str, List[str]]]":
+    """``exc`` raised by torch's own eager Python code that the script called, which no op
+    records (torch functions check their arguments before any op runs): the callable named
+    (an nn.Module's class, else the function the script called), with the devices of the
+    tensors in the frames that raised it. None when the innermost frame is not torch's, or a
+    frame in between is the compiler's. Classes: an nn.Module's input check (an RNN's hidden
+    size, a batch norm's batch of one), a functional's argument check (interpolate's sizes),
+    a distribution's argument validation."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    root = os.path.dirname(os.path.abspath(str(torch.__file__))) + os.sep
+    frames = []
+    tb = exc.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    own = [i for i, f in enumerate(frames) if os.path.abspath(f.f_code.co_filename) == script]
+    inner = frames[own[-1] + 1 :] if own else []
+    if not inner:
+        return None
+    for frame in inner:
+        path = os.path.abspath(frame.f_code.co_filename)
+        if not path.startswith(root) or set(path[len(root) :].split(os.sep)) & set(_COMPILE_PARTS):
+            return None
+    first = inner[0]
+    name = first.f_code.co_name
+    module = first.f_locals.get("self")
+    if isinstance(module, torch.nn.Module):
+        name = type(module).__name__
+    devices: List[str] = []
+    for frame in (first, inner[-1]):
+        found = _tensor_kinds(list(frame.f_locals.values()))[0]
+        devices.extend(d for d in found if d not in devices)
+    return name, devices
+
+
 def _op_name(func: Any) -> str:
     return str(getattr(func, "__name__", "") or type(func).__name__)
 
@@ -220,9 +262,10 @@ class Recorder:
         return sorted(seen)
 
     def raised_by(self, exc: BaseException) -> "Optional[tuple[str, List[str]]]":
-        """The torch op that raised ``exc`` (or an error it chains), with its devices."""
+        """The torch op that raised ``exc`` (or an error it chains), with its devices; else the
+        eager Python layer of torch that raised it (see raised_in_torch)."""
         if self.raised is None:
-            return None
+            return raised_in_torch(exc, self.script)
         seen = 0
         link: Optional[BaseException] = exc
         while link is not None and seen < 8:
@@ -230,7 +273,7 @@ class Recorder:
                 return self.raised[1], self.raised[2]
             link = link.__cause__ or link.__context__
             seen += 1
-        return None
+        return raised_in_torch(exc, self.script)
 
     def document(self) -> Dict[str, Any]:
         """The evidence, as the verdict's --json carries it."""
@@ -363,6 +406,42 @@ def is_torch_op(name: str) -> bool:
         if callable(value) and not isinstance(value, type):
             return True
     return False
+
+
+# Where a snippet's classes come from when its imports were left out: ``Normal`` and
+# ``Multinomial`` (torch.distributions), ``DataLoader`` (torch.utils.data), ``Linear`` (torch.nn).
+_CLASS_SPACES = (
+    "torch",
+    "torch.nn",
+    "torch.distributions",
+    "torch.utils.data",
+    "torch.optim",
+    "torch.optim.lr_scheduler",
+    "torch.autograd",
+    "torch.export",
+    "torch.fx",
+    "torch.amp",
+)
+
+
+def torch_names(names: List[str]) -> Dict[str, Any]:
+    """The undefined names among ``names`` that exactly one object of torch's public
+    namespaces holds (one class may be in several), by name; the others stay undefined."""
+    import importlib
+
+    found: Dict[str, Any] = {}
+    for name in names:
+        seen: List[Any] = []
+        for space in _CLASS_SPACES:
+            try:
+                value = getattr(importlib.import_module(space), name, None)
+            except Exception:
+                continue
+            if value is not None and not any(value is other for other in seen):
+                seen.append(value)
+        if len(seen) == 1:
+            found[name] = seen[0]
+    return found
 
 
 def issue_needs(claims: Dict[str, Any], raised_op: str) -> Dict[str, Any]:

@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 
 from contribkit.core.render import write_outputs
-from contribkit.issue.model import Issue
+from contribkit.issue.model import Issue, Signature
 from contribkit.issue.parse import parse_issue
 from contribkit.repro.codefacts import analyse
 from contribkit.repro.edits import edit_code
-from contribkit.repro.evidence import issue_claims
+from contribkit.repro.evidence import failure_unwanted, issue_claims
 from contribkit.repro.plan import plan_repro
 from contribkit.target.reprojudge import (
     DEVICE_GAP,
@@ -425,3 +425,123 @@ def test_an_error_the_issue_reports_but_does_not_quote(
     body = UNQUOTED_ERROR.replace("5.0", size)
     doc = run_json(write_script(tmp_path, body, "view of an arange misbehaves"))
     assert (doc["verdict"], doc["oracle"]) == (verdict, "error" if size == "5.0" else "no-error")
+
+
+SIG_PAD = Signature("NotImplementedError", "Only 3D and 4D input is supported", "traceback")
+
+
+@pytest.mark.parametrize(
+    ("prose", "signature", "unwanted"),
+    [
+        ("Padding this input fails.", SIG_PAD, True),
+        ("Padding this input raises an error though it should work.", SIG_PAD, True),
+        ("The error message is misleading: the input is 3D.", SIG_PAD, False),
+        ("Padding gives a confusing error here.", SIG_PAD, False),
+        ("It should raise a ValueError instead.", SIG_PAD, False),
+        (
+            "Padding fails.",
+            Signature("RuntimeError", "INTERNAL ASSERT FAILED at x.cpp", "text"),
+            False,
+        ),
+        (
+            "Padding fails.",
+            Signature("RuntimeError", "CUDA error: an illegal memory access", "text"),
+            False,
+        ),
+        ("Padding fails.", None, False),
+    ],
+)
+def test_the_failure_is_the_complaint_unless_its_wording_is(
+    prose: str, signature: Signature | None, unwanted: bool
+) -> None:
+    """A reworded error still shows a bug whose complaint is the failure, not one about the
+    error's wording or class, nor a failure of torch itself (fixed by a clear error)."""
+    assert failure_unwanted(prose, "", signature, crash=False, expected=False) is unwanted
+    assert failure_unwanted(prose, "", signature, crash=True, expected=False) is False
+    assert failure_unwanted(prose, "", signature, crash=False, expected=True) is False
+
+
+PYTHON_CHECK = """
+    ### 🐛 Describe the bug
+
+    The program crashes with a segmentation fault when the hidden state has the wrong size.
+
+    '''python
+    import torch
+    rnn = torch.nn.GRU(10, 30)
+    out, h = rnn(torch.randn(100, 5, 10), torch.zeros(1, 1, 30))
+    print(out.shape)
+    '''
+"""
+
+
+@pytest.mark.slow
+def test_a_crash_now_rejected_by_torchs_python_checks_is_not_reproduced(tmp_path: Path) -> None:
+    """The module's Python check raised (no op records it): still a torch operation of the
+    issue's, so raising instead of crashing decides."""
+    doc = run_json(write_script(tmp_path, PYTHON_CHECK, "GRU segfaults on a wrong hidden size"))
+    assert (doc["verdict"], doc["oracle"]) == ("NOT_REPRODUCED", "crash"), doc
+    assert doc["detail"].startswith("raises RuntimeError: Expected hidden size")
+
+
+REWORDED = """
+    ### 🐛 Describe the bug
+
+    Upsampling a sequence in bilinear mode {how}.
+
+    '''python
+    import torch
+    import torch.nn.functional as F
+    y = F.interpolate(torch.randn(1, 1, 4), scale_factor=2.0, mode="bilinear")
+    print(y.shape)
+    '''
+
+    '''
+    NotImplementedError: Input Error: Only 4D input Tensors are supported (got 3D) for bilinear
+    '''
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("how", "verdict"), [("fails", "REPRODUCED"), ("fails with a misleading error", "CANNOT_RUN")]
+)
+def test_the_reported_error_reworded_by_a_later_torch(
+    tmp_path: Path, how: str, verdict: str
+) -> None:
+    """The same class of error from the same function, worded otherwise since: the failure the
+    issue reports is still there, unless its complaint is the error's wording."""
+    body = REWORDED.replace("{how}", how)
+    doc = run_json(write_script(tmp_path, body, "F.interpolate bilinear on a 3D input"))
+    assert doc["verdict"] == verdict, doc
+    if verdict == "REPRODUCED":
+        assert doc["oracle"] == "error" and "reworded" in doc["detail"]
+    else:
+        assert doc["detail"].startswith("different error: got NotImplementedError")
+
+
+UNIMPORTED = """
+    ### 🐛 Describe the bug
+
+    log_prob of a sample fails with an error.
+
+    '''python
+    import torch
+    d = Multinomial(4, probs=torch.tensor([0.25, 0.75]))
+    print(d.log_prob(torch.tensor([1.0, 3.0])))
+    print(NoSuchName)
+    '''
+"""
+
+
+@pytest.mark.slow
+def test_a_torch_class_used_without_its_import_is_defined(tmp_path: Path) -> None:
+    """The snippet left out ``from torch.distributions import Multinomial``: the one torch
+    namespace that holds the name defines it; a name none holds stays undefined."""
+    script = write_script(tmp_path, UNIMPORTED, "Multinomial.log_prob fails")
+    text = script.read_text()
+    assert "globals().update(_repro.torch_names(['Multinomial', 'NoSuchName']))" in text
+    doc = run_json(script)
+    assert doc["verdict"] == "CANNOT_RUN"
+    assert "NameError: name 'NoSuchName' is not defined" in doc["detail"]
+    assert "lgamma" in doc["evidence"]["ops"]  # Multinomial.log_prob ran

@@ -246,3 +246,48 @@ def test_an_error_from_inputs_the_repro_made_reproduces_nothing() -> None:
     exc = RuntimeError("Expected tensor for argument #1 'indices' to have scalar type Long")
     evidence = {"reports_error": True, "inputs_made": True}
     assert classify_error(exc, None, evidence, True)[0] == "CANNOT_RUN"
+
+
+UNWANTED = {"failure_unwanted": True, "named_ops": ["interpolate"]}
+OLD_PAD = {"exc_type": "NotImplementedError", "message": "Only 3D and 4D input is supported"}
+OLD_SHAPE = {"exc_type": "RuntimeError", "message": "sizes do not match"}
+
+
+@pytest.mark.parametrize(
+    ("exc", "signature", "evidence", "op", "verdict"),
+    [
+        # a specific class, reworded: any torch op that raised it
+        (NotImplementedError("Got 3D input"), OLD_PAD, UNWANTED, "pad", "REPRODUCED"),
+        # a generic class, reworded: only from the op the issue names
+        (RuntimeError("shape [2] vs [3]"), OLD_SHAPE, UNWANTED, "interpolate", "REPRODUCED"),
+        (RuntimeError("shape [2] vs [3]"), OLD_SHAPE, UNWANTED, "cat", "CANNOT_RUN"),
+        # another class, no torch op, the complaint about the message, inputs the repro made
+        (ValueError("Got 3D input"), OLD_PAD, UNWANTED, "pad", "CANNOT_RUN"),
+        (NotImplementedError("Got 3D input"), OLD_PAD, UNWANTED, "", "CANNOT_RUN"),
+        (NotImplementedError("Got 3D input"), OLD_PAD, {"named_ops": []}, "pad", "CANNOT_RUN"),
+        (
+            NotImplementedError("Got 3D input"),
+            OLD_PAD,
+            {**UNWANTED, "inputs_made": True},
+            "pad",
+            "CANNOT_RUN",
+        ),
+    ],
+)
+def test_the_reported_error_reworded_since_still_reproduces(
+    exc: BaseException,
+    signature: dict[str, str],
+    evidence: dict[str, object],
+    op: str,
+    verdict: str,
+) -> None:
+    """The issue's complaint is that the code fails: the same class of error from the
+    operation it names (any operation, for a specific class), reworded, still shows it."""
+    got = classify_error(exc, signature, evidence, bool(op), op)
+    assert got[0] == verdict, got
+    if verdict == "REPRODUCED":
+        assert got[2] == "error" and got[1].endswith(
+            "the same error from the same operation, reworded"
+        )
+    else:
+        assert got[1].startswith("different error: got ")
