@@ -120,8 +120,9 @@ _COMMENT = re.compile(r"#[^\n]*")
 # message", "the error is confusing", "improve the error", "wrong exception type", "should be a
 # ValueError". A changed message may then be the fix.
 _ABOUT_MESSAGE = re.compile(
-    r"\b(?:misleading|confusing|unclear|cryptic|unhelpful|uninformative|obscure|opaque"
-    r"|wrong|incorrect|bad|poor|better|clearer|nicer|improved?|improving|more\s+"
+    r"\b(?:misleading|confusing|unclear|cryptic|unhelpful|uninformative|obscure|opaque|weird"
+    r"|strange|odd|ugly|unreadable|wrong|incorrect|bad|poor|better|clearer|nicer|improved?"
+    r"|improving|more\s+"
     r"(?:informative|helpful|descriptive|specific|meaningful)|proper|meaningful|informative"
     r"|helpful)\s+(?:\w+\s+){0,2}?(?:error|exception|message|msg|warning)s?\b"
     r"|\b(?:error|exception)\s+(?:message|msg|text|type|class)s?\s+(?:is|are|was|were|seems?)"
@@ -135,7 +136,8 @@ _ABOUT_MESSAGE = re.compile(
 _LOW_LEVEL = re.compile(
     r"INTERNAL ASSERT|CUDA error|illegal memory|device-side assert|CUBLAS_STATUS|CUDNN_STATUS"
     r"|cuDNN error|MIOPEN|unknown error|std::|Segmentation|core dumped|Floating point exception"
-    r"|NVRTC|out of memory|Triton Error",
+    r"|NVRTC|out of memory|Triton Error|can't allocate memory|invalid memory size|enforce fail"
+    r"|cuda runtime error|aten/src/TH|\bMKL\b|LAPACK|cuSOLVER|cuFFT|MAGMA",
     re.I,
 )
 
@@ -150,9 +152,15 @@ def failure_unwanted(
     if signature is None or crash or expected or _LOW_LEVEL.search(str(signature)):
         return False
     said = f"{prose_only(text, code)}\n" + "\n".join(_COMMENT.findall(code))
-    return not (
-        _MISSING_ERROR.search(said) or _EXPECTS_ERROR.search(said) or _ABOUT_MESSAGE.search(said)
-    )
+    wanted = _MISSING_ERROR.search(said) or _EXPECTS_ERROR.search(said)
+    return not (wanted or about_message(text, code))
+
+
+def about_message(text: str, code: str) -> bool:
+    """The complaint is the error's wording or class ("a misleading error message", "a weird
+    error deep in the kernel"), read in the prose and the code's comments."""
+    said = f"{prose_only(text, code)}\n" + "\n".join(_COMMENT.findall(code))
+    return bool(_ABOUT_MESSAGE.search(said))
 
 
 def reports_error(text: str, code: str) -> bool:
@@ -257,6 +265,8 @@ def gather_evidence(
         )
     if parsed.signature is None and not crash and reports_error(text, code_text):
         found["reports_error"] = True
+        if about_message(text, code_text):  # any error then is no evidence: its words are
+            found["about_message"] = True
         if edited.made_inputs:  # an error from inputs we made is no evidence of the issue's
             found["inputs_made"] = True
         ev.oracles.append("no-error")

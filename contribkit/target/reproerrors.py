@@ -81,17 +81,43 @@ def _incidental(exc: BaseException) -> bool:
 _GENERIC = {"RuntimeError", "ValueError", "Exception", "AssertionError", "KeyError", "IndexError"}
 
 
+# Words that say nothing of which failure a message is about.
+# fmt: off
+_COMMON_WORDS = frozenset((
+    "the", "a", "an", "of", "for", "to", "in", "is", "are", "be", "been", "but", "and", "or",
+    "not", "no", "with", "only", "got", "expected", "must", "should", "was", "were", "this",
+    "that", "it", "its", "at", "on", "by", "as", "from", "than", "can", "cannot", "does", "do",
+    "has", "have", "which", "when", "while", "all", "any", "one",
+))
+# fmt: on
+_WORD = re.compile(r"[A-Za-z0-9_]*[A-Za-z][A-Za-z0-9_]*")
+# A message about the API, not the failure: the call itself changed since the issue.
+_API_CHANGED = re.compile(
+    r"\bdeprecated\b|\bremoved\b|\brequires the \w+ (?:parameter|argument)", re.I
+)
+
+
+def _words(message: str, op: str) -> "set[str]":
+    words = {w.lower() for w in _WORD.findall(message)}
+    return words - _COMMON_WORDS - {op.lower()}
+
+
 def _reworded(exc: BaseException, sig: Dict[str, str], evidence: Dict[str, Any], op: str) -> bool:
     """The issue's complaint is that its code fails (``failure_unwanted``), and a torch
-    operation raised the class of error it quotes with another message: the operation the
-    issue names, or any for a class as specific as NotImplementedError. Torch rewords its
-    errors between releases; the failure stays. Classes: an unsupported case whose message was
-    rewritten ("Only 2D, 3D, 4D, 5D padding ..." became "Padding size 4 is not supported ..."),
-    a shape check that now names other sizes. Not from inputs the repro made."""
+    operation raised the class of error it quotes, reworded: the operation the issue names,
+    or any for a class as specific as NotImplementedError, with a message that shares two
+    words with the quoted one (the operation's name and common words aside) and does not say
+    the API changed. Torch rewords its errors between releases; the failure stays. Classes: an
+    unsupported padding ("Only 2D, 3D, 4D, 5D padding with non-constant padding are supported"
+    in issue 72521 by OverLordGoldDragon, "Padding size 4 is not supported for 2D input" now;
+    29863 by vincentqb), a mode's input check that names the dimensions otherwise. Not from
+    inputs the repro made."""
     if not (evidence.get("failure_unwanted") and op) or evidence.get("inputs_made"):
         return False
     kind = sig["exc_type"].rsplit(".", 1)[-1]
-    if type(exc).__name__ != kind or _incidental(exc):
+    if type(exc).__name__ != kind or _incidental(exc) or _API_CHANGED.search(str(exc)):
+        return False
+    if len(_words(sig.get("message", ""), op) & _words(str(exc), op)) < 2:
         return False
     named = evidence.get("named_ops") or []
     return kind not in _GENERIC or any(same_op(op, name) for name in named)
@@ -149,7 +175,8 @@ def classify_error(
     if sig:
         detail = "different error: got " + describe(exc) + "; the issue reports "
         return "CANNOT_RUN", detail + signature_text(sig), ""
-    made = evidence.get("inputs_made")  # an error from inputs the repro made proves nothing
+    # An error from inputs the repro made proves nothing, nor one whose words are the complaint.
+    made = evidence.get("inputs_made") or evidence.get("about_message")
     if evidence.get("reports_error") and by_torch and not made and not _incidental(exc):
         detail = "raises " + describe(exc) + "; the issue reports an error and quotes none"
         return "REPRODUCED", detail, "error"

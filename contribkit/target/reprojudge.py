@@ -326,6 +326,80 @@ def judge_outputs(statuses: List[str], deterministic: bool) -> "Optional[tuple[s
     return None
 
 
+def judge_units(
+    units: List[Dict[str, Any]],
+    outputs: Dict[int, List[str]],
+    references: Dict[int, Any],
+    deterministic: bool,
+) -> "Optional[tuple[str, str]]":
+    """The quoted-output oracle: each unit's printed lines against the lines the issue quotes
+    for it (``references``: a unit's float64 recomputation, see against_reference), then the
+    agreement of the values the issue quotes as disagreeing (see judge_agreement)."""
+    statuses: List[str] = []
+    shown = []
+    for unit in units:
+        printed = outputs.get(unit["id"], [])
+        found = compare_unit(printed, unit.get("actual"), unit.get("expected"))
+        found = against_reference(found, references.get(unit["id"]))
+        statuses.extend(found)
+        if any(s != "same" and s != "fixed" for s in found):
+            shown.append(unit.get("where", "the output") + " printed " + repr(printed[:3]))
+    judged = judge_outputs(statuses, deterministic)
+    if judged is None:
+        lines = [
+            (unit.get("where", ""), unit["actual"][0], outputs.get(unit["id"], [""])[0])
+            for unit in units
+            if len(unit.get("actual") or []) == 1 and len(outputs.get(unit["id"], [])) == 1
+        ]
+        agreed = judge_agreement(lines) if len(lines) == len(units) else None
+        return None if agreed is None else ("NOT_REPRODUCED", agreed)
+    verdict, detail = judged
+    return verdict, detail + ("; " + "; ".join(shown)[:300] if shown else "")
+
+
+def line_value(line: str) -> Optional[List[str]]:
+    """The value a printed line shows, whole or after a label (``x.training=False``)."""
+    got = value_tokens(line)
+    labelled = _LABELLED.match(line) if got is None else None
+    return value_tokens(labelled.group(1)) if labelled else got
+
+
+def _equal(a: List[str], b: List[str]) -> bool:
+    same = [_same_value(a[i], b[i]) and _same_value(b[i], a[i]) for i in range(min(len(a), len(b)))]
+    return len(a) == len(b) and all(same)
+
+
+def judge_agreement(lines: "List[tuple[str, str, str]]") -> Optional[str]:
+    """NOT_REPRODUCED's detail when the values the issue quotes as disagreeing now agree:
+    ``lines`` (where, quoted, printed) hold one value each, in the order printed, and every
+    line that prints another value than the quoted one now prints the value of a line beside
+    it whose quoted value it differed from, and still agrees with those beside it that it
+    agreed with (eager 0.5 and compiled 0.7 quoted, both 0.5 now; a flag quoted True between
+    two False, False now). The disagreement the issue shows side by side is its bug; None when
+    a changed line has no such neighbour, or a line shows no single value. Classes: eager and
+    compiled results printed one after the other; a module flag printed through a wrapper and
+    through the module (dev 132986)."""
+    values = [(where, line_value(quoted), line_value(printed)) for where, quoted, printed in lines]
+    shown = [(where, q, p) for where, q, p in values if q is not None and p is not None]
+    if len(shown) < len(values) or len(values) < 2:
+        return None
+    changed = [i for i, (_, q, p) in enumerate(shown) if not _equal(q, p)]
+    for i in changed:
+        _, quoted, printed = shown[i]
+        beside = [shown[j] for j in (i - 1, i + 1) if 0 <= j < len(shown)]
+        if not any(not _equal(quoted, q) and _equal(printed, p) for _, q, p in beside):
+            return None
+        if any(_equal(quoted, q) and not _equal(printed, p) for _, q, p in beside):
+            return None  # an agreement the issue shows is broken: which one is the bug?
+    if not changed:
+        return None
+    wheres = ", ".join(shown[i][0] for i in changed)
+    return (
+        "the values the issue quotes as disagreeing now agree (" + wheres + ": each now prints"
+        " the value of a line it differed from)"
+    )
+
+
 # -- values the issue states in a sentence (contribkit.repro.statedvalues) ----------------------
 _VALUE_TOKEN = re.compile(
     r"\btorch\.(?:float|double|half|bfloat|int|long|uint|bool|complex|short|cfloat|cdouble)\d*\b"
@@ -450,7 +524,10 @@ def missing_for_absence(ev: Dict[str, Any], needs: Dict[str, Any]) -> str:
     if here and any(part not in here.split("-") for part in claimed.split("-") if part):
         return "the title names %s, but this machine is %s" % (claimed, here)
     counts = ev.get("compile") or {}
-    if needs.get("compile") and not (counts.get("frames_ok") or counts.get("graphs")):
+    # Code that never calls what it compiled is about the compiled object itself (a wrapper's
+    # .training flag, dev 132986; its state_dict's keys): no frame is to be compiled.
+    tried = ev.get("compiled_calls") or counts.get("frames")
+    if needs.get("compile") and tried and not (counts.get("frames_ok") or counts.get("graphs")):
         return "the code uses torch.compile, but no compiled frame ran"
     return ""
 

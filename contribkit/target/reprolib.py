@@ -36,16 +36,14 @@ from contribkit.target.reproexpect import (
 from contribkit.target.reprojudge import (
     CAUGHT,
     DEVICE_GAP,
-    against_reference,
-    compare_unit,
     describe,
     dynamo_counts,
     dynamo_recompiles,
     evidence_rule,
-    judge_outputs,
     judge_recompiles,
     judge_runs,
     judge_stated,
+    judge_units,
     normalise_message,
     printed_signature,
     signal_name,
@@ -429,21 +427,8 @@ class Repro:
 
     def _quoted_output(self) -> "Optional[tuple[str, str]]":
         units = self.evidence.get("units") or []
-        outputs = self._unit_outputs()
-        statuses: List[str] = []
-        shown = []
-        for unit in units:
-            printed = outputs.get(unit["id"], [])
-            found = compare_unit(printed, unit.get("actual"), unit.get("expected"))
-            found = against_reference(found, self.references.get(unit["id"]))
-            statuses.extend(found)
-            if any(s != "same" and s != "fixed" for s in found):
-                shown.append(unit.get("where", "the output") + " printed " + repr(printed[:3]))
-        judged = judge_outputs(statuses, bool(self.evidence.get("deterministic")))
-        if judged is None:
-            return None
-        verdict, detail = judged
-        return verdict, detail + ("; " + "; ".join(shown)[:300] if shown else "")
+        deterministic = bool(self.evidence.get("deterministic"))
+        return judge_units(units, self._unit_outputs(), self.references, deterministic)
 
     def _completed(self, how: str) -> NoReturn:
         """The code ended without raising: decide by the evidence the issue gives."""

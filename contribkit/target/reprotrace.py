@@ -53,8 +53,10 @@ def _tensor_kinds(values: List[Any]) -> "tuple[List[str], List[str]]":
     for value in values:
         items = value if isinstance(value, (list, tuple)) else (value,)
         for item in items[:8]:
-            device = getattr(item, "device", None)
-            dtype = getattr(item, "dtype", None)
+            try:  # any object: a property may raise anything
+                device, dtype = getattr(item, "device", None), getattr(item, "dtype", None)
+            except Exception:
+                continue
             if device is not None and dtype is not None and hasattr(item, "data_ptr"):
                 kind = getattr(device, "type", None)
                 if kind and kind not in devices:
@@ -65,19 +67,23 @@ def _tensor_kinds(values: List[Any]) -> "tuple[List[str], List[str]]":
     return devices, dtypes
 
 
-# torch's compile stack: an error raised there is the compiler's, which its own oracles judge
-# (a signature, a graph break), never "a torch operation raised".
-_COMPILE_PARTS = ("_dynamo", "_inductor", "_functorch", "fx", "export", "_export", "_subclasses")
+# torch's computing layers, as paths under its package: an error raised in their Python code
+# is an operation's. Not its infrastructure (serialization, data loading, distributed, the
+# devices' modules, the optimizers' argument checks), whose errors speak of the machine or the
+# snippet's use of it, nor the compile stack, whose own oracles judge its errors.
+_COMPUTING = ("nn", "functional.py", "distributions", "_tensor.py", "autograd", "linalg", "fft")
+_COMPUTING_TOO = ("special", "masked", "nested", "sparse", "_refs", "_prims", "_decomp", "ao")
 
 
 def raised_in_torch(exc: BaseException, script: str) -> "Optional[tuple[str, List[str]]]":
-    """``exc`` raised by torch's own eager Python code that the script called, which no op
-    records (torch functions check their arguments before any op runs): the callable named
-    (an nn.Module's class, else the function the script called), with the devices of the
-    tensors in the frames that raised it. None when the innermost frame is not torch's, or a
-    frame in between is the compiler's. Classes: an nn.Module's input check (an RNN's hidden
-    size, a batch norm's batch of one), a functional's argument check (interpolate's sizes),
-    a distribution's argument validation."""
+    """``exc`` raised by the eager Python code of torch's computing layers that the script
+    called, which no op records (torch functions check their arguments before any op runs):
+    the callable named (an nn.Module's class, else the function the script called), with the
+    devices of the tensors in the frames that raised it. None when a frame in between is
+    elsewhere (another layer of torch, the script's own classes: a module without forward).
+    Classes: an nn.Module's input check (an RNN's hidden size, issue 5860 by krstopro; a batch
+    norm's batch of one, 13223 by huanglin6385), a functional's argument check (interpolate's
+    sizes), a distribution's argument validation (87468 by Haydnspass)."""
     torch = sys.modules.get("torch")
     if torch is None:
         return None
@@ -93,8 +99,12 @@ def raised_in_torch(exc: BaseException, script: str) -> "Optional[tuple[str, Lis
         return None
     for frame in inner:
         path = os.path.abspath(frame.f_code.co_filename)
-        if not path.startswith(root) or set(path[len(root) :].split(os.sep)) & set(_COMPILE_PARTS):
+        top = path[len(root) :].split(os.sep)[0] if path.startswith(root) else ""
+        if top not in _COMPUTING and top not in _COMPUTING_TOO:
             return None
+        home = sys.modules.get(getattr(type(frame.f_locals.get("self")), "__module__", ""))
+        if os.path.abspath(str(getattr(home, "__file__", None) or "-")) == script:
+            return None  # the script's own class: a module without forward, say
     first = inner[0]
     name = first.f_code.co_name
     module = first.f_locals.get("self")
@@ -426,7 +436,9 @@ _CLASS_SPACES = (
 
 def torch_names(names: List[str]) -> Dict[str, Any]:
     """The undefined names among ``names`` that exactly one object of torch's public
-    namespaces holds (one class may be in several), by name; the others stay undefined."""
+    namespaces holds (one class may be in several), by name; the others stay undefined, as
+    do base classes (see _base_class): ``Module()`` in a snippet is the reporter's own class
+    cut out, not torch.nn.Module."""
     import importlib
 
     found: Dict[str, Any] = {}
@@ -439,9 +451,26 @@ def torch_names(names: List[str]) -> Dict[str, Any]:
                 continue
             if value is not None and not any(value is other for other in seen):
                 seen.append(value)
-        if len(seen) == 1:
+        if len(seen) == 1 and not _base_class(seen[0]):
             found[name] = seen[0]
     return found
+
+
+def _base_class(value: Any) -> bool:
+    """A class made to be subclassed: a method of its own (not __init__) raises
+    NotImplementedError (Module.forward, Dataset.__getitem__, Optimizer.step), or torch
+    derives ten classes or more from it (autograd's Function); or a C++ binding."""
+    if not isinstance(value, type):
+        return False
+    if "pybind11" in type(value).__module__:
+        return True  # a C++ binding (torch.Block, torch.Graph): nothing a snippet constructs
+    if len(value.__subclasses__()) >= 10:
+        return True
+    for key, member in vars(value).items():
+        code = getattr(member, "__code__", None)
+        if key != "__init__" and code is not None and "NotImplementedError" in code.co_names:
+            return True
+    return False
 
 
 def issue_needs(claims: Dict[str, Any], raised_op: str) -> Dict[str, Any]:

@@ -253,7 +253,12 @@ def test_the_rules_name_the_missing_evidence() -> None:
     ops: dict[str, Any] = {"ops": {"linalg_eigh": {}}, "devices": ["cpu"], "compile": None}
     assert missing_for_absence({**ran, **ops}, {"named": ["eigh"]}) == ""
     assert "reports the bug on cuda" in missing_for_absence({**ran, **ops}, {"device": "cuda"})
-    assert "no compiled frame" in missing_for_absence({**ran, **ops}, {"compile": True})
+    called = {**ran, **ops, "compiled_calls": 1}
+    assert "no compiled frame" in missing_for_absence(called, {"compile": True})
+    traced = {**ran, **ops, "compile": {"frames": 1, "frames_ok": 0, "graphs": 0}}
+    assert "no compiled frame" in missing_for_absence(traced, {"compile": True})  # a decorator's
+    # never called: the code is about the compiled object itself (its flags, its state_dict)
+    assert missing_for_absence({**ran, **ops}, {"compile": True}) == ""
     assert "did not run to its end" in missing_for_absence({**ran, "ran_to_end": False}, {})
     assert missing_for_absence({"recorded": False}, {"device": "cuda"}) == ""
     assert "expected result" in missing_for_signature(["cpu"], {"error_expected": True})
@@ -437,6 +442,7 @@ SIG_PAD = Signature("NotImplementedError", "Only 3D and 4D input is supported", 
         ("Padding this input raises an error though it should work.", SIG_PAD, True),
         ("The error message is misleading: the input is 3D.", SIG_PAD, False),
         ("Padding gives a confusing error here.", SIG_PAD, False),
+        ("Padding fails with a weird error deep in the kernel.", SIG_PAD, False),
         ("It should raise a ValueError instead.", SIG_PAD, False),
         (
             "Padding fails.",
@@ -545,3 +551,30 @@ def test_a_torch_class_used_without_its_import_is_defined(tmp_path: Path) -> Non
     assert doc["verdict"] == "CANNOT_RUN"
     assert "NameError: name 'NoSuchName' is not defined" in doc["detail"]
     assert "lgamma" in doc["evidence"]["ops"]  # Multinomial.log_prob ran
+
+
+SIDE_BY_SIDE = """
+    ### 🐛 Describe the bug
+
+    The method and the function round 2.5 differently.
+
+    '''python
+    import torch
+    x = torch.tensor([2.5])
+    print(x.round())  # tensor([2.])
+    print(torch.round(x))  # tensor([QUOTED.])
+    '''
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("quoted", "verdict"), [("3", "NOT_REPRODUCED"), ("2", "REPRODUCED")])
+def test_values_quoted_apart_that_now_agree(tmp_path: Path, quoted: str, verdict: str) -> None:
+    """Two values the issue prints side by side and quotes as different print the same value
+    now: the disagreement it reports is gone (and where the quote already agrees, the output
+    is the issue's own)."""
+    body = SIDE_BY_SIDE.replace("QUOTED", quoted)
+    doc = run_json(write_script(tmp_path, body, "Tensor.round and torch.round disagree"))
+    assert (doc["verdict"], doc["oracle"]) == (verdict, "quoted-output"), doc
+    if verdict == "NOT_REPRODUCED":
+        assert doc["detail"].startswith("the values the issue quotes as disagreeing now agree")

@@ -6,6 +6,7 @@ import pytest
 
 from contribkit.target.reproerrors import classify_error, eager_only_error, signature_text
 from contribkit.target.reprojudge import (
+    judge_agreement,
     judge_recompiles,
     judge_runs,
     normalise_message,
@@ -250,7 +251,7 @@ def test_an_error_from_inputs_the_repro_made_reproduces_nothing() -> None:
 
 UNWANTED = {"failure_unwanted": True, "named_ops": ["interpolate"]}
 OLD_PAD = {"exc_type": "NotImplementedError", "message": "Only 3D and 4D input is supported"}
-OLD_SHAPE = {"exc_type": "RuntimeError", "message": "sizes do not match"}
+OLD_SHAPE = {"exc_type": "RuntimeError", "message": "invalid sizes: the output size is too small"}
 
 
 @pytest.mark.parametrize(
@@ -259,8 +260,23 @@ OLD_SHAPE = {"exc_type": "RuntimeError", "message": "sizes do not match"}
         # a specific class, reworded: any torch op that raised it
         (NotImplementedError("Got 3D input"), OLD_PAD, UNWANTED, "pad", "REPRODUCED"),
         # a generic class, reworded: only from the op the issue names
-        (RuntimeError("shape [2] vs [3]"), OLD_SHAPE, UNWANTED, "interpolate", "REPRODUCED"),
-        (RuntimeError("shape [2] vs [3]"), OLD_SHAPE, UNWANTED, "cat", "CANNOT_RUN"),
+        (
+            RuntimeError("output size 0 is too small"),
+            OLD_SHAPE,
+            UNWANTED,
+            "interpolate",
+            "REPRODUCED",
+        ),
+        (RuntimeError("output size 0 is too small"), OLD_SHAPE, UNWANTED, "cat", "CANNOT_RUN"),
+        # a message that shares one word, or says the API changed since
+        (RuntimeError("output must be 2D"), OLD_SHAPE, UNWANTED, "interpolate", "CANNOT_RUN"),
+        (
+            RuntimeError("size was deprecated and is now removed: output too small"),
+            OLD_SHAPE,
+            UNWANTED,
+            "interpolate",
+            "CANNOT_RUN",
+        ),
         # another class, no torch op, the complaint about the message, inputs the repro made
         (ValueError("Got 3D input"), OLD_PAD, UNWANTED, "pad", "CANNOT_RUN"),
         (NotImplementedError("Got 3D input"), OLD_PAD, UNWANTED, "", "CANNOT_RUN"),
@@ -291,3 +307,51 @@ def test_the_reported_error_reworded_since_still_reproduces(
         )
     else:
         assert got[1].startswith("different error: got ")
+
+
+@pytest.mark.parametrize(
+    ("lines", "agreed"),
+    [
+        # eager and compiled quoted apart, both print the eager value now
+        ([("line 4", "0.5000", "0.5000"), ("line 5", "0.7000", "0.5000")], True),
+        # both changed (fresh random inputs), and now equal to each other
+        (
+            [
+                ("line 4", "tensor([0.1, 0.2])", "tensor([0.9, 0.3])"),
+                ("line 5", "tensor([0.1, 0.4])", "tensor([0.9, 0.3])"),
+            ],
+            True,
+        ),
+        # a flag read through a wrapper, labelled in the print, bare in the quote
+        ([("line 8", "False", "m.training=False"), ("line 9", "True", "w.training=False")], True),
+        # the changed line agrees with nothing it differed from
+        ([("line 4", "0.5000", "0.5000"), ("line 5", "0.7000", "0.6000")], False),
+        # it now agrees with one neighbour and breaks its agreement with the other
+        ([("line 4", "1", "1"), ("line 5", "1", "2"), ("line 6", "2", "2")], False),
+        # the partner must be beside it, not anywhere in the output
+        ([("line 4", "2", "2"), ("line 5", "3", "3"), ("line 6", "1", "2")], False),
+        # nothing changed, or a line that is no single value
+        ([("line 4", "0.5000", "0.5000"), ("line 5", "0.7000", "0.7000")], False),
+        ([("line 4", "sum is 1", "sum is 1"), ("line 5", "0.7000", "1")], False),
+        ([("line 4", "0.5000", "0.5000")], False),
+    ],
+)
+def test_values_quoted_as_disagreeing_that_now_agree(
+    lines: list[tuple[str, str, str]], agreed: bool
+) -> None:
+    """The disagreement the issue quotes is its bug: every changed line now printing the value
+    of a line it differed from is NOT_REPRODUCED; anything else decides nothing."""
+    found = judge_agreement(lines)
+    assert (found is not None) is agreed
+    if found is not None:
+        assert found.startswith("the values the issue quotes as disagreeing now agree (line")
+        assert "line 5" in found or "line 9" in found
+
+
+def test_an_unquoted_error_whose_wording_is_the_complaint_reproduces_nothing() -> None:
+    """ "Fails with a weird error deep in the kernel": a clear error raised now may be the fix,
+    so no error counts for the issue's."""
+    exc = ValueError("scale_factor must be positive")
+    assert classify_error(exc, None, {"reports_error": True}, True)[0] == "REPRODUCED"
+    evidence = {"reports_error": True, "about_message": True}
+    assert classify_error(exc, None, evidence, True)[0] == "CANNOT_RUN"
