@@ -26,6 +26,12 @@ RANDOM_CALL = re.compile(
     r"shuffle|choice|sample|Linear|Conv\dd|ConvTranspose\dd|LSTM|GRU|RNN|Embedding|"
     r"MultiheadAttention|Bilinear)$"
 )
+# The modules among them draw their weights once, when made: values computed from them are
+# continuous (they coincide only when computed alike), unlike a draw at every call (dropout).
+RANDOM_INIT = re.compile(
+    r"(?:^|\.)(?:Linear|Conv\dd|ConvTranspose\dd|LSTM|GRU|RNN|Embedding|MultiheadAttention"
+    r"|Bilinear)$"
+)
 _CUDA_LITERAL = re.compile(r"^cuda(:\d+)?$")
 # torch.cuda functions that are harmless without a GPU; any other torch.cuda.* use needs CUDA.
 _SAFE_CUDA_API = {

@@ -22,7 +22,14 @@ from typing import Any
 
 from contribkit.core.astnames import dotted, source_lines
 from contribkit.issue.parse.transcripts import OUTPUT_COMMENT, is_printed_output
-from contribkit.repro.codefacts import RANDOM_CALL, Edit, apply_edits, parse_code, tree_nodes
+from contribkit.repro.codefacts import (
+    RANDOM_CALL,
+    RANDOM_INIT,
+    Edit,
+    apply_edits,
+    parse_code,
+    tree_nodes,
+)
 from contribkit.repro.freenames import FreeTensors, define_free_tensors
 from contribkit.repro.modelcall import model_call
 from contribkit.repro.reference import recomputed_reference
@@ -74,6 +81,7 @@ class EditedCode:
     check_raises: list[str] = field(default_factory=list)  # X in a top-level `if ...: raise X`
     deterministic: bool = True  # no unseeded randomness
     uses_random: bool = False
+    draws: bool = False  # a random op that draws at every call (not a module's weights)
     made_inputs: bool = False  # inputs the issue never wrote were made (a model's, a tensor's)
 
 
@@ -457,6 +465,9 @@ def _randomness(tree: ast.Module, result: EditedCode, drawn: bool = False) -> No
     deterministic output to compare, seeded or not."""
     names = [dotted(n.func) for n in tree_nodes(tree) if isinstance(n, ast.Call)]
     result.uses_random = drawn or any(RANDOM_CALL.search(name) for name in names if name)
+    result.draws = drawn or any(
+        RANDOM_CALL.search(name) and not RANDOM_INIT.search(name) for name in names if name
+    )
     seeded = any(_SEEDS.search(name) for name in names if name)
     volatile = any(_VOLATILE_CALL.search(name) for name in names if name)
     result.deterministic = (not result.uses_random or seeded) and not volatile and not drawn

@@ -19,6 +19,7 @@ from contribkit.issue.parse.transcripts import prose_only
 from contribkit.repro.codefacts import CodeFacts, parse_code
 from contribkit.repro.edits import EditedCode
 from contribkit.repro.statedvalues import StatedValue, section_pair, stated_values
+from contribkit.repro.warned import warning_claim
 
 # A process crash, not "it crashes" (which often means it raises): that needs a signature.
 _CRASH = re.compile(
@@ -216,7 +217,16 @@ def gather_evidence(
             found["path_unseen"] = unseen
         if _swallows(edited, parsed.signature.exc_type):
             found["catches"] = True
+    body = _report_body(parsed.body)
+    prose = prose_only(body, parsed.code)
+    warned = warning_claim(issue.title or "", prose, body, parsed.expected or "")
+    if warned is not None and parsed.signature is None:  # an error is stronger
+        found["warning"] = warned.runtime()
+        ev.oracles.append("warning")
+        ev.why.append(f"the issue reports the warning {warned.category}: {warned.message[:120]}")
     units = list(edited.units)
+    if _COMMENTS_EXPECTED.search(prose):  # the comments hold what it should print
+        units = [{**u, "expected": u["actual"], "actual": None} for u in units]
     program = _program_unit(parsed)
     if program is not None:
         units.insert(0, program)
@@ -272,6 +282,8 @@ def gather_evidence(
         ev.oracles.append("no-error")
         ev.why.append("the issue reports an error (no traceback): a clean run does not reproduce")
     found["deterministic"] = edited.deterministic
+    if edited.draws and not edited.deterministic:
+        found["draws"] = True  # whole values (0.0, 2.0, True) may coincide from one run to another
     found.update(issue_claims(issue, parsed, facts, edited, rewrite))
     expected = bool(found.get("error_expected"))
     if failure_unwanted(text, code_text, parsed.signature, crash, expected):
@@ -522,6 +534,7 @@ def issue_claims(
         "about_compile": facts.uses_compile,
         "contrast": parsed.contrasts_devices,
         "defines_only": defines_only(edited.text),
+        "compiled_object": compiled_object_only(edited.text, parsed.signature, parsed.body),
         "error_expected": error_expected(parsed),
     }
     # Where the title names one device (the bug "on GPU", "on MPS"), or the code's CUDA calls
@@ -544,6 +557,51 @@ def issue_claims(
     elif rewrite and not _SAYS_CPU_TOO.search(parsed.body or issue.body or ""):
         claims["reported_device"] = "cuda"
     return claims
+
+
+# The prose says the code's comments hold the output it should print, not what it prints:
+# "I expect it to round half away from zero, as in the comments", "the comments show the
+# expected values".
+_COMMENTS_EXPECTED = re.compile(
+    r"\b(?:expect\w*|should|want\w*|desired|correct)\b[^.\n]{0,60}\b(?:in|as\s+in|per)\s+"
+    r"(?:the\s+|my\s+)?comments?\b|\bcomments?\s+(?:show|hold|give|are|is|say)\s+(?:the\s+|what\s+)?"
+    r"(?:expected|correct|desired|right|should)\b",
+    re.I,
+)
+# The compiler's own failures: an issue quoting one is about a compiled frame.
+_COMPILER_ERROR = re.compile(
+    r"_dynamo|_inductor|BackendCompilerFailed|Unsupported|InductorError|TorchRuntimeError"
+)
+
+
+def compiled_object_only(code: str, signature: Signature | None, body: str) -> bool:
+    """The code binds each torch.compile result to a name and never calls one (``opt(x)``,
+    ``opt.forward(x)``): it reads the compiled object's attributes or calls its methods (a
+    wrapper's ``.training`` after ``.eval()``, dev 132986; its ``state_dict()`` keys), so no
+    frame is to be compiled. Not for a decorator, a result thrown away or passed on, nor an
+    issue that quotes the compiler's error or traceback."""
+    tree = parse_code(code)
+    if tree is None or _COMPILER_ERROR.search(f"{signature or ''}\n{body}"):
+        return False
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    compiles = [n for n in calls if dotted(n.func) == "torch.compile"]
+    names = {
+        target.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign) and node.value in compiles
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    bound = sum(1 for n in ast.walk(tree) if isinstance(n, ast.Assign) and n.value in compiles)
+    if not compiles or bound != len(compiles) or not names:
+        return False
+    for call in calls:
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr in ("forward", "__call__"):
+            func = func.value
+        if isinstance(func, ast.Name) and func.id in names:
+            return False
+    return True
 
 
 def defines_only(code: str) -> bool:

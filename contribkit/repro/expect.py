@@ -51,6 +51,10 @@ MEANINGS = {
         "a signal kills the process (segfault, abort, floating point exception)",
         "the code ends, with or without a Python exception",
     ),
+    "warning": (
+        "a warning the code raises (or what it writes to stderr) holds {arg!r}",
+        "it runs to its end without one",
+    ),
 }
 # The prose of an issue whose bug is an error that is missing (a prose pattern that states what
 # the issue claims; it only picks the --expect a hint suggests): "should raise", "silently".

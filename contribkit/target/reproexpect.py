@@ -37,10 +37,11 @@ EXPECT_ARGS = {
     "graph-breaks": "N",
     "determinism": "",
     "crash": "",
+    "warning": "TEXT",
 }
 EXPECT_USAGE = (
     "error[:TEXT], no-error, output:TEXT, compile-vs-eager, device-vs-cpu, recompiles[:N],"
-    " graph-breaks[:N], determinism, crash"
+    " graph-breaks[:N], determinism, crash, warning:TEXT"
 )
 EXPECT_AUTO = "auto"  # no stated oracle: the ones the tool infers from the issue
 EXPECT_RUN_ENV = "CONTRIBKIT_EXPECT_RUN"  # a two-run child writes what it did to this file
@@ -394,6 +395,12 @@ class UserOracle:
             if contains(printed, arg):
                 repro.verdict("REPRODUCED", "printed %r" % arg, self.tag)
             repro.verdict("NOT_REPRODUCED", how + " without printing %r" % arg, self.tag)
+        if kind == "warning":
+            err = repro._stderr.seen if repro._stderr is not None else ""
+            warned = "\n".join((repro.record.warnings if repro.record is not None else []) + [err])
+            if contains(warned, arg):
+                repro.verdict("REPRODUCED", "warns %r" % arg, self.tag)
+            repro.verdict("NOT_REPRODUCED", how + " without a warning holding %r" % arg, self.tag)
         if kind == "recompiles":
             repro._judge_recompiles(how)
             repro.verdict("CANNOT_RUN", how + "; torch.compile never ran, so nothing recompiled")
@@ -456,6 +463,11 @@ def abstain_hint(repro: "Driver", detail: str) -> str:
         return "; or decide it with --expect device-vs-cpu"
     if facts.get("wants_error"):
         return "; or, if the bug is that no error is raised: --expect no-error"
+    warned = repro.record.warnings if repro.record is not None else []
+    undecided = "gives nothing to compare with" in detail or "fill in check()" in detail
+    if warned and undecided:  # the code warned: that may be the bug
+        text = re.split(r"0x[0-9a-fA-F]+|/\S+", warned[0])[0].strip()[:60].strip()
+        return "; if its warning is the bug: --expect " + shlex.quote("warning:" + text)
     if "gives nothing to compare with" in detail:
         return "; or state what shows the bug: --expect output:TEXT, or --expect no-error"
     if detail.startswith("INCOMPLETE: fill in check()"):  # the code ran; nothing says what is wrong

@@ -331,10 +331,13 @@ def judge_units(
     outputs: Dict[int, List[str]],
     references: Dict[int, Any],
     deterministic: bool,
+    draws: bool = False,
 ) -> "Optional[tuple[str, str]]":
     """The quoted-output oracle: each unit's printed lines against the lines the issue quotes
     for it (``references``: a unit's float64 recomputation, see against_reference), then the
-    agreement of the values the issue quotes as disagreeing (see judge_agreement)."""
+    agreement of the values the issue quotes as disagreeing (see judge_agreement; ``draws``:
+    the unseeded code draws random values at each call, which whole values may match by
+    chance)."""
     statuses: List[str] = []
     shown = []
     for unit in units:
@@ -351,10 +354,30 @@ def judge_units(
             for unit in units
             if len(unit.get("actual") or []) == 1 and len(outputs.get(unit["id"], [])) == 1
         ]
-        agreed = judge_agreement(lines) if len(lines) == len(units) else None
+        agreed = judge_agreement(lines, draws) if len(lines) == len(units) else None
         return None if agreed is None else ("NOT_REPRODUCED", agreed)
     verdict, detail = judged
     return verdict, detail + ("; " + "; ".join(shown)[:300] if shown else "")
+
+
+_WARNING_LINE = re.compile(r"(?:^|[\s:])([A-Z]\w*Warning):\s+(\S.*)$")
+
+
+def judge_warning(wanted: Dict[str, str], recorded: List[str], stderr: str) -> "tuple[str, str]":
+    """The warning oracle: REPRODUCED when a warning the code raised (``recorded``, each
+    "Category: message", or a line it wrote to ``stderr``) is the one the issue quotes, by
+    category and message (see message_matches); NOT_REPRODUCED's detail (after how the code
+    ended) otherwise."""
+    want = normalise_message(wanted["message"])[:100]
+    for line in recorded + stderr.splitlines():
+        match = _WARNING_LINE.search(line.strip())
+        if match is None or match.group(1) != wanted["category"]:
+            continue
+        if message_matches(want, normalise_message(match.group(2))[:100]):
+            return "REPRODUCED", "the code still warns: " + (
+                match.group(1) + ": " + match.group(2)
+            )[:200]
+    return "NOT_REPRODUCED", " without the warning the issue reports: " + wanted["category"]
 
 
 def line_value(line: str) -> Optional[List[str]]:
@@ -369,34 +392,59 @@ def _equal(a: List[str], b: List[str]) -> bool:
     return len(a) == len(b) and all(same)
 
 
-def judge_agreement(lines: "List[tuple[str, str, str]]") -> Optional[str]:
-    """NOT_REPRODUCED's detail when the values the issue quotes as disagreeing now agree:
-    ``lines`` (where, quoted, printed) hold one value each, in the order printed, and every
-    line that prints another value than the quoted one now prints the value of a line beside
-    it whose quoted value it differed from, and still agrees with those beside it that it
-    agreed with (eager 0.5 and compiled 0.7 quoted, both 0.5 now; a flag quoted True between
-    two False, False now). The disagreement the issue shows side by side is its bug; None when
-    a changed line has no such neighbour, or a line shows no single value. Classes: eager and
+def _kind(values: List[str]) -> "tuple[str, ...]":
+    """What sort of values a line shows: numbers, bools, dtypes, in order."""
+    return tuple(
+        "dtype" if v.startswith("torch.") else "bool" if v in ("true", "false") else "number"
+        for v in values
+    )
+
+
+def _whole(values: List[str]) -> bool:
+    """Values a random draw repeats by chance: bools and whole numbers (dropout's 0.0, 2.0)."""
+    numbers = [float(v) for v in values if _NUMERIC.match(v)]
+    return all(x != x or abs(x) == float("inf") or x == int(x) for x in numbers)
+
+
+def judge_agreement(lines: "List[tuple[str, str, str]]", draws: bool = False) -> Optional[str]:
+    """NOT_REPRODUCED's detail when the values the issue quotes as disagreeing now agree.
+    ``lines`` (where, quoted, printed), in the order printed, each hold one value (a number,
+    a bool, a dtype, or a tensor of them), and each has a neighbour of its kind (the output is
+    values set side by side); every line that prints another value than the quoted one now
+    prints the value of each neighbour of its kind, one of which it differed from in the quote
+    (eager 0.5 and compiled 0.7 quoted, both 0.5 now; a flag quoted True between two False,
+    False now). The disagreement the issue shows side by side is its bug; None otherwise: a
+    changed line that still differs from a neighbour (which of the two was the bug?), a line
+    with no neighbour of its kind (a value the others do not compare), whole values of code that
+    draws random values at each call (``draws``). Classes: eager and
     compiled results printed one after the other; a module flag printed through a wrapper and
     through the module (dev 132986)."""
     values = [(where, line_value(quoted), line_value(printed)) for where, quoted, printed in lines]
     shown = [(where, q, p) for where, q, p in values if q is not None and p is not None]
     if len(shown) < len(values) or len(values) < 2:
         return None
+    kin: List[List["tuple[str, List[str], List[str]]"]] = []
+    for i, (_, quoted, printed) in enumerate(shown):
+        beside = [shown[j] for j in (i - 1, i + 1) if 0 <= j < len(shown)]
+        same = [n for n in beside if _kind(n[2]) == _kind(printed) == _kind(n[1]) == _kind(quoted)]
+        if not same:
+            return None
+        kin.append(same)
     changed = [i for i, (_, q, p) in enumerate(shown) if not _equal(q, p)]
     for i in changed:
         _, quoted, printed = shown[i]
-        beside = [shown[j] for j in (i - 1, i + 1) if 0 <= j < len(shown)]
-        if not any(not _equal(quoted, q) and _equal(printed, p) for _, q, p in beside):
+        if draws and _whole(printed):
+            return None  # fresh draws at each call: 0.0 beside 0.0 may be chance
+        if any(not _equal(printed, p) for _, _, p in kin[i]):
             return None
-        if any(_equal(quoted, q) and not _equal(printed, p) for _, q, p in beside):
-            return None  # an agreement the issue shows is broken: which one is the bug?
+        if all(_equal(quoted, q) for _, q, _ in kin[i]):
+            return None
     if not changed:
         return None
     wheres = ", ".join(shown[i][0] for i in changed)
     return (
         "the values the issue quotes as disagreeing now agree (" + wheres + ": each now prints"
-        " the value of a line it differed from)"
+        " the value of the lines beside it that it differed from)"
     )
 
 
@@ -524,10 +572,11 @@ def missing_for_absence(ev: Dict[str, Any], needs: Dict[str, Any]) -> str:
     if here and any(part not in here.split("-") for part in claimed.split("-") if part):
         return "the title names %s, but this machine is %s" % (claimed, here)
     counts = ev.get("compile") or {}
-    # Code that never calls what it compiled is about the compiled object itself (a wrapper's
-    # .training flag, dev 132986; its state_dict's keys): no frame is to be compiled.
+    # Code about the compiled object itself, which it never calls (evidence.compiled_object_only):
+    # no frame is to be compiled, so long as none was tried.
     tried = ev.get("compiled_calls") or counts.get("frames")
-    if needs.get("compile") and tried and not (counts.get("frames_ok") or counts.get("graphs")):
+    frames = counts.get("frames_ok") or counts.get("graphs")
+    if needs.get("compile") and not frames and (tried or not needs.get("compiled_object")):
         return "the code uses torch.compile, but no compiled frame ran"
     return ""
 

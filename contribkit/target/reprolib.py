@@ -44,6 +44,7 @@ from contribkit.target.reprojudge import (
     judge_runs,
     judge_stated,
     judge_units,
+    judge_warning,
     normalise_message,
     printed_signature,
     signal_name,
@@ -167,7 +168,7 @@ class Repro:
         if os.environ.get(CHILD_ENV) != "1" and os.path.isfile(sys.argv[0]):
             self._supervise()
         sys.argv = sys.argv[:1] + rest  # the issue's code may read its own arguments
-        tee = ("units", "determinism", "stated")
+        tee = ("units", "determinism", "stated", "warning")
         said = self.signature and self.signature.get("message")
         if self.user is not None or said or any(map(self.evidence.get, tee)):
             sys.stdout = self._stdout = Tee(sys.stdout)
@@ -179,7 +180,10 @@ class Repro:
         self._check_device()
         self._seed()
         self.record = Recorder(main_file())
-        self.record.start()
+        warns = self.evidence.get("warning") or (
+            self.user is not None and self.user.kind == "warning"
+        )
+        self.record.start(every_warning=bool(warns))
         self.mark(0)
         return self.device
 
@@ -427,8 +431,9 @@ class Repro:
 
     def _quoted_output(self) -> "Optional[tuple[str, str]]":
         units = self.evidence.get("units") or []
-        deterministic = bool(self.evidence.get("deterministic"))
-        return judge_units(units, self._unit_outputs(), self.references, deterministic)
+        ev, outputs = self.evidence, self._unit_outputs()
+        facts = bool(ev.get("deterministic")), bool(ev.get("draws"))
+        return judge_units(units, outputs, self.references, *facts)
 
     def _completed(self, how: str) -> NoReturn:
         """The code ended without raising: decide by the evidence the issue gives."""
@@ -449,6 +454,11 @@ class Repro:
                 detail = how + "; the issue's own checks passed, but " + quoted[1]
                 self.verdict("CANNOT_RUN", detail[:300] + ": add an assert on that value")
             self.verdict("NOT_REPRODUCED", how + "; the issue's own checks passed", "assert")
+        if evidence.get("warning"):
+            seen = self._stderr.seen if self._stderr is not None else ""
+            warned = self.record.warnings if self.record is not None else []
+            found, detail = judge_warning(evidence["warning"], warned, seen)
+            self.verdict(found, detail if found == "REPRODUCED" else how + detail, "warning")
         if evidence.get("units"):
             judged = self._quoted_output()
             if judged is not None:

@@ -138,8 +138,13 @@ class Recorder:
         self.on = False
         self.ran_to_end: Optional[bool] = None
 
-    def start(self) -> None:
+    def start(self, every_warning: bool = False) -> None:
+        """Record from now on; ``every_warning``: show each warning once per place, whatever
+        its category (a DeprecationWarning too), for the warning oracle."""
         import warnings
+
+        if every_warning:
+            warnings.simplefilter("default")
 
         real_show = warnings.showwarning
 
@@ -488,6 +493,7 @@ def issue_needs(claims: Dict[str, Any], raised_op: str) -> Dict[str, Any]:
         "compile": claims.get("about_compile"),
         "contrast": claims.get("contrast"),
         "defines_only": claims.get("defines_only"),
+        "compiled_object": claims.get("compiled_object"),
         "error_expected": claims.get("error_expected"),
         "raised_op": raised_op,
     }

@@ -8,7 +8,8 @@ the test checks what that oracle checks, so that it fails while the repro says R
   its result) compiled against eager (``torch._dynamo.config.patch(disable=True)``), on
   ``device`` against CPU, or in one run against a second with the same seeds;
 - ``recompiles:N`` / ``graph-breaks:N``: torch._dynamo's own counts, at most N;
-- ``crash``: the crash test of :mod:`contribkit.testgen.oracles`.
+- ``crash``: the crash test of :mod:`contribkit.testgen.oracles`;
+- ``warning:TEXT``: no warning the code raises may hold TEXT.
 """
 
 from __future__ import annotations
@@ -54,6 +55,8 @@ def expect_body(
     plain = drop_no_op_expressions(drop_prints(strip_runtime(code)[0]))
     if kind == "error":
         return _error(plain, arg, fail_prefix, said)
+    if kind == "warning":
+        return _warning(plain, arg, fail_prefix, said)
     if kind == "no-error":
         message = python_literal(f"{fail_prefix}the code runs to its end without an error")
         body = f"with self.assertRaises(Exception, msg={message}):\n" + indent_block(plain, "    ")
@@ -98,6 +101,20 @@ def _error(code: str, text: str, fail_prefix: str, said: str) -> OracleBody:
     body = "try:\n" + indent_block(code, "    ") + handler
     holds = f" holding {text!r}" if text else ""
     return OracleBody(body, f"Fails while the code raises an error{holds} ({said}).")
+
+
+def _warning(code: str, text: str, fail_prefix: str, said: str) -> OracleBody:
+    """The code under ``warnings.catch_warnings``: no warning it raises may hold ``text``."""
+    body = (
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        '    warnings.simplefilter("always")\n'
+        + indent_block(code, "    ")
+        + 'said = [" ".join(f"{w.category.__name__}: {w.message}".split()) for w in caught]\n'
+        + f"held = [w for w in said if {python_literal(' '.join(text.split()))} in w]\n"
+        + f"self.assertFalse(held, {python_literal(fail_prefix + 'the code warns again')})\n"
+    )
+    checks = f"Fails while the code raises a warning holding {text!r} ({said})."
+    return OracleBody(body, checks, [ImportSpec("warnings")])
 
 
 def _output(code: str, text: str, fail_prefix: str, said: str) -> OracleBody:

@@ -385,15 +385,30 @@ def _oracle_body(
     )
 
 
-# The inferred oracles that torch._dynamo's counts or a second run decide, as the --expect
-# that checks the same (their evidence key, then how to say it): a test from them is the
-# stated oracle's test.
-_DYNAMO_ORACLES: dict[str, tuple[str, Callable[[dict[str, Any]], str]]] = {
+# The inferred oracles that torch._dynamo's counts, a second run or the warnings the code
+# raised decide, as the --expect that checks the same (their evidence key, then how to say
+# it): a test from them is the stated oracle's test.
+_INFERRED_ORACLES: dict[str, tuple[str, Callable[[dict[str, Any]], str]]] = {
     "graph-breaks": ("graph_breaks", lambda ev: "graph-breaks"),
     "graph-break": ("graph_break", lambda ev: "graph-breaks"),
     "recompiles": ("recompiles", lambda ev: f"recompiles:{int(ev['recompiles']['allowed'])}"),
     "determinism": ("determinism", lambda ev: "determinism"),
+    "warning": ("warning", lambda ev: "warning:" + warning_text(ev["warning"])),
 }
+
+
+def warning_text(warning: dict[str, str]) -> str:
+    """The start of the warning the issue quotes, cut at a word (60 characters at most), after
+    its category: what a test looks for in the warnings the code raises."""
+    words = " ".join(str(warning["message"]).split()).split(" ")
+    text = str(warning["category"]) + ":"
+    for word in words:
+        if len(text) + 1 + len(word) > 60 and len(text) > len(str(warning["category"])) + 1:
+            break
+        text += " " + word
+    return text
+
+
 # The no-error oracle: the issue reports an error without quoting it (no traceback, so no
 # signature), and the code now runs to its end. Its test is ``--expect error``'s: it fails
 # while the code raises any error. Only where that oracle decided the verdict (NOT_REPRODUCED,
@@ -417,7 +432,7 @@ def inferred_expect(meta: dict[str, Any], decided: str | None) -> str | None:
         return as_expect if evidence.get(reported) else None
     if decided is None and has_oracle_evidence(meta):
         return None
-    for name, (key, say) in _DYNAMO_ORACLES.items():
+    for name, (key, say) in _INFERRED_ORACLES.items():
         if evidence.get(key) and decided in (None, name):
             try:
                 return say(evidence)

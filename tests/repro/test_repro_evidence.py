@@ -22,7 +22,7 @@ from contribkit.issue.model import Issue, Signature
 from contribkit.issue.parse import parse_issue
 from contribkit.repro.codefacts import analyse
 from contribkit.repro.edits import edit_code
-from contribkit.repro.evidence import failure_unwanted, issue_claims
+from contribkit.repro.evidence import compiled_object_only, failure_unwanted, issue_claims
 from contribkit.repro.plan import plan_repro
 from contribkit.target.reprojudge import (
     DEVICE_GAP,
@@ -257,8 +257,9 @@ def test_the_rules_name_the_missing_evidence() -> None:
     assert "no compiled frame" in missing_for_absence(called, {"compile": True})
     traced = {**ran, **ops, "compile": {"frames": 1, "frames_ok": 0, "graphs": 0}}
     assert "no compiled frame" in missing_for_absence(traced, {"compile": True})  # a decorator's
+    assert "no compiled frame" in missing_for_absence({**ran, **ops}, {"compile": True})
     # never called: the code is about the compiled object itself (its flags, its state_dict)
-    assert missing_for_absence({**ran, **ops}, {"compile": True}) == ""
+    assert missing_for_absence({**ran, **ops}, {"compile": True, "compiled_object": True}) == ""
     assert "did not run to its end" in missing_for_absence({**ran, "ran_to_end": False}, {})
     assert missing_for_absence({"recorded": False}, {"device": "cuda"}) == ""
     assert "expected result" in missing_for_signature(["cpu"], {"error_expected": True})
@@ -578,3 +579,52 @@ def test_values_quoted_apart_that_now_agree(tmp_path: Path, quoted: str, verdict
     assert (doc["verdict"], doc["oracle"]) == (verdict, "quoted-output"), doc
     if verdict == "NOT_REPRODUCED":
         assert doc["detail"].startswith("the values the issue quotes as disagreeing now agree")
+
+
+OBJECT_ONLY = "import torch\nm = torch.nn.Linear(2, 2)\nopt = torch.compile(m)\nopt.eval()\nprint(opt.training)\n"
+
+
+@pytest.mark.parametrize(
+    ("code", "signature", "body", "only"),
+    [
+        (OBJECT_ONLY, None, "", True),
+        (OBJECT_ONLY + "print(opt(torch.ones(2)))\n", None, "", False),  # called
+        (OBJECT_ONLY + "opt.forward(torch.ones(2))\n", None, "", False),
+        (OBJECT_ONLY.replace("opt = torch.compile(m)", "torch.compile(m)"), None, "", False),
+        ("import torch\n@torch.compile\ndef f(x):\n    return x\n", None, "", False),
+        (OBJECT_ONLY, Signature("torch._dynamo.exc.Unsupported", "x", "text"), "", False),
+        (OBJECT_ONLY, None, 'File "torch/_dynamo/eval_frame.py", line 3', False),
+        ("import torch\nm = torch.nn.Linear(2, 2)\nprint(m.training)\n", None, "", False),
+    ],
+)
+def test_code_about_the_compiled_object_itself(
+    code: str, signature: Signature | None, body: str, only: bool
+) -> None:
+    """torch.compile's results bound to names that are never called: the issue is about the
+    compiled object (a flag, a state_dict), not a compiled frame; not for a decorator, a result
+    thrown away, or an issue quoting the compiler's error."""
+    assert compiled_object_only(code, signature, body) is only
+
+
+COMMENTS_EXPECTED = """
+    ### 🐛 Describe the bug
+
+    I expect rounding half away from zero, as in the comments below, but both lines print
+    `tensor([2.])`.
+
+    '''python
+    import torch
+    x = torch.tensor([2.5])
+    print(torch.round(x))  # tensor([3.])
+    print(torch.round(x - 1))  # tensor([2.])
+    '''
+"""
+
+
+@pytest.mark.slow
+def test_comments_the_prose_calls_expected_are_the_expected_output(tmp_path: Path) -> None:
+    """ "As in the comments": the comments hold what the code should print, so a line that
+    prints otherwise still shows the bug (never "the quoted values now agree")."""
+    doc = run_json(write_script(tmp_path, COMMENTS_EXPECTED, "torch.round rounds half to even"))
+    assert (doc["verdict"], doc["oracle"]) == ("REPRODUCED", "quoted-output"), doc
+    assert doc["detail"].startswith("a line prints something other than what the issue expects")

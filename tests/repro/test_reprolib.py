@@ -328,6 +328,21 @@ def test_the_reported_error_reworded_since_still_reproduces(
         ([("line 4", "0.5000", "0.5000"), ("line 5", "0.7000", "0.6000")], False),
         # it now agrees with one neighbour and breaks its agreement with the other
         ([("line 4", "1", "1"), ("line 5", "1", "2"), ("line 6", "2", "2")], False),
+        # a changed line that still differs from a neighbour: which one is the bug?
+        (
+            [
+                ("l1", "tensor(1.7500)", "tensor(1.7500)"),
+                ("l2", "tensor(1)", "tensor(1.7500)"),
+                ("l3", "tensor(-1)", "tensor(-1)"),
+            ],
+            False,
+        ),
+        ([("l1", "2.0", "2.0"), ("l2", "0.0", "2.0"), ("l3", "1.0", "1.0")], False),
+        # a line with no neighbour of its kind compares with nothing
+        (
+            [("l1", "True", "True"), ("l2", "False", "True"), ("l3", "tensor(2.)", "tensor(2.)")],
+            False,
+        ),
         # the partner must be beside it, not anywhere in the output
         ([("line 4", "2", "2"), ("line 5", "3", "3"), ("line 6", "1", "2")], False),
         # nothing changed, or a line that is no single value
@@ -355,3 +370,14 @@ def test_an_unquoted_error_whose_wording_is_the_complaint_reproduces_nothing() -
     assert classify_error(exc, None, {"reports_error": True}, True)[0] == "REPRODUCED"
     evidence = {"reports_error": True, "about_message": True}
     assert classify_error(exc, None, evidence, True)[0] == "CANNOT_RUN"
+
+
+def test_whole_values_of_fresh_random_draws_may_agree_by_chance() -> None:
+    """Code that draws random values at each call (dropout) and prints whole values: two
+    lines printing 0.0 may be chance; values with decimals, or from seeded code, decide."""
+    flags = [("line 8", "False", "False"), ("line 9", "True", "False")]
+    dropped = [("line 4", "2.0", "0.0"), ("line 5", "0.0", "0.0")]
+    fractions = [("line 4", "0.5123", "0.5123"), ("line 5", "0.7001", "0.5123")]
+    assert judge_agreement(flags) is not None and judge_agreement(flags, draws=True) is None
+    assert judge_agreement(dropped) is not None and judge_agreement(dropped, draws=True) is None
+    assert judge_agreement(fractions, draws=True) is not None

@@ -561,3 +561,74 @@ def test_only_an_undecided_cpu_fallback_leaves_the_test_to_the_missing_device() 
         failed = ReproVerdict("CANNOT_RUN", detail, "cpu")
         with pytest.raises(BadInput, match="did not reproduce"):
             judge(Verdicts([missing, failed], "repro.py, run just now"), force=False)
+
+
+# Stepping the scheduler before the optimizer warns; stepping the optimizer first does not.
+WARN_CODE = (
+    "import torch\n"
+    "model = torch.nn.Linear(2, 2)\n"
+    "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+    "sched = torch.optim.lr_scheduler.StepLR(opt, 1)\n"
+    "{calls}\n"
+)
+WARNING = (
+    "/opt/torch/optim/lr_scheduler.py:200: UserWarning: Detected call of `lr_scheduler.step()`"
+    " before `optimizer.step()`. In PyTorch 1.1.0 and later, you should call them in the"
+    " opposite order\n  warnings.warn(\n"
+)
+
+
+def warning_issue(number: int, calls: str) -> dict[str, Any]:
+    body = (
+        "## 🐛 Describe the bug\n\nThe scheduler warns about the order of the calls:\n\n"
+        + fence(WARN_CODE.format(calls=calls))
+        + f"\n```\n{WARNING}```\n"
+    )
+    return issue(number, "StepLR warns about the call order", body)
+
+
+@pytest.mark.slow
+def test_warning_oracle_decides_and_its_test_fails_while_the_code_warns(
+    fork_repo: Path, run_cli: RunCli
+) -> None:
+    """The issue quotes the warning it complains of: the repro is REPRODUCED while the code
+    raises it, and the test written from it fails then; without it both pass."""
+    broken, summary = generated(
+        make_test(fork_repo, run_cli, warning_issue(9601, "sched.step()")), fork_repo
+    )
+    assert "[warning] the code still warns: UserWarning: Detected call" in summary["notes"][0]
+    assert "warnings.catch_warnings(record=True)" in broken.read_text()
+    fixed, summary = generated(
+        make_test(fork_repo, run_cli, warning_issue(9602, "opt.step()\nsched.step()")), fork_repo
+    )
+    assert "NOT_REPRODUCED [warning]" in summary["notes"][0], summary["notes"]
+    fails_then_passes(broken, fixed, "the code warns again")
+
+
+@pytest.mark.slow
+def test_expect_warning_decides_a_repro(tmp_path: Path, run_cli: RunCli) -> None:
+    """``--expect warning:TEXT``: REPRODUCED while a warning the code raises holds TEXT."""
+    source = tmp_path / "issue.json"
+    data = warning_issue(9603, "sched.step()")
+    data["body"] = data["body"].replace(WARNING, "it prints a warning\n")  # no quoted warning
+    source.write_text(json.dumps(data))
+    out = tmp_path / "repro"
+    made = run_cli(
+        "repro",
+        "--from-file",
+        str(source),
+        "-o",
+        str(out),
+        "--expect",
+        "warning:before `optimizer.step()`",
+    )
+    assert made.returncode == 0, made.stderr
+    ran = subprocess.run(
+        [sys.executable, str(out / "repro.py"), "--device", "cpu"],
+        capture_output=True,
+        text=True,
+        cwd=out,
+        timeout=300,
+    )
+    last = ran.stdout.strip().splitlines()[-1]
+    assert last.startswith("contribkit-verdict: REPRODUCED [expect:warning] warns"), last
