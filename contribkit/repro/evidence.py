@@ -19,7 +19,7 @@ from contribkit.issue.parse.transcripts import prose_only
 from contribkit.repro.codefacts import CodeFacts, parse_code
 from contribkit.repro.edits import EditedCode
 from contribkit.repro.statedvalues import StatedValue, section_pair, stated_values
-from contribkit.repro.warned import warning_claim
+from contribkit.repro.warned import quoted_blocks, warning_claim
 
 # A process crash, not "it crashes" (which often means it raises): that needs a signature.
 _CRASH = re.compile(
@@ -219,7 +219,8 @@ def gather_evidence(
             found["catches"] = True
     body = _report_body(parsed.body)
     prose = prose_only(body, parsed.code)
-    warned = warning_claim(issue.title or "", prose, body, parsed.expected or "")
+    quoted = quoted_blocks(body, parsed.code)
+    warned = warning_claim(issue.title or "", prose, quoted, parsed.expected or "", parsed.code)
     if warned is not None and parsed.signature is None:  # an error is stronger
         found["warning"] = warned.runtime()
         ev.oracles.append("warning")
@@ -356,9 +357,23 @@ def _program_unit(parsed: ParsedIssue) -> dict[str, Any] | None:
     }
 
 
+# A warning as Python writes it to stderr ("path.py:12: UserWarning: ..."), never stdout.
+_WARNING_SHOWN = re.compile(r"^\S.*:\d+: (?:\w+\.)*[A-Z]\w*Warning: ")
+
+
 def _lines(text: str) -> list[str]:
-    """The printed lines of a quoted output, less comment lines ("#### output ####")."""
-    return [line.rstrip() for line in text.split("\n") if line.strip() and line[:1] != "#"]
+    """The printed lines of a quoted output, less comment lines ("#### output ####") and the
+    warnings Python wrote to stderr (each with the indented source line it shows after it)."""
+    kept: list[str] = []
+    after_warning = False
+    for line in text.split("\n"):
+        if after_warning and line[:1] in (" ", "\t"):
+            after_warning = False
+            continue
+        after_warning = bool(_WARNING_SHOWN.match(line))
+        if line.strip() and line[:1] != "#" and not after_warning:
+            kept.append(line.rstrip())
+    return kept
 
 
 def _allowed_recompiles(text: str) -> int:

@@ -102,6 +102,9 @@ def _words(message: str, op: str) -> "set[str]":
     return words - _COMMON_WORDS - {op.lower()}
 
 
+_FROM_RUNTIME_ERROR = {"ValueError", "IndexError", "NotImplementedError"}
+
+
 def _reworded(exc: BaseException, sig: Dict[str, str], evidence: Dict[str, Any], op: str) -> bool:
     """The issue's complaint is that its code fails (``failure_unwanted``), and a torch
     operation raised the class of error it quotes, reworded: the operation the issue names,
@@ -114,8 +117,12 @@ def _reworded(exc: BaseException, sig: Dict[str, str], evidence: Dict[str, Any],
     inputs the repro made."""
     if not (evidence.get("failure_unwanted") and op) or evidence.get("inputs_made"):
         return False
-    kind = sig["exc_type"].rsplit(".", 1)[-1]
-    if type(exc).__name__ != kind or _incidental(exc) or _API_CHANGED.search(str(exc)):
+    kind, got = sig["exc_type"].rsplit(".", 1)[-1], type(exc).__name__
+    # torch's checks that raised RuntimeError now raise the Python class they mean (its
+    # TORCH_CHECK_VALUE, _INDEX, _NOT_IMPLEMENTED): the same check, so long as the words agree.
+    if got != kind and not (kind == "RuntimeError" and got in _FROM_RUNTIME_ERROR):
+        return False
+    if _incidental(exc) or _API_CHANGED.search(str(exc)):
         return False
     if len(_words(sig.get("message", ""), op) & _words(str(exc), op)) < 2:
         return False

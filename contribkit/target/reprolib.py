@@ -180,10 +180,7 @@ class Repro:
         self._check_device()
         self._seed()
         self.record = Recorder(main_file())
-        warns = self.evidence.get("warning") or (
-            self.user is not None and self.user.kind == "warning"
-        )
-        self.record.start(every_warning=bool(warns))
+        self.record.start(str((self.evidence.get("warning") or {}).get("category") or ""))
         self.mark(0)
         return self.device
 
@@ -454,11 +451,6 @@ class Repro:
                 detail = how + "; the issue's own checks passed, but " + quoted[1]
                 self.verdict("CANNOT_RUN", detail[:300] + ": add an assert on that value")
             self.verdict("NOT_REPRODUCED", how + "; the issue's own checks passed", "assert")
-        if evidence.get("warning"):
-            seen = self._stderr.seen if self._stderr is not None else ""
-            warned = self.record.warnings if self.record is not None else []
-            found, detail = judge_warning(evidence["warning"], warned, seen)
-            self.verdict(found, detail if found == "REPRODUCED" else how + detail, "warning")
         if evidence.get("units"):
             judged = self._quoted_output()
             if judged is not None:
@@ -466,6 +458,12 @@ class Repro:
         stated = judge_stated(self._unit_outputs().get(0, []), evidence.get("stated") or [])
         if stated is not None:
             self.verdict(stated[0], stated[1], "stated-value")
+        if evidence.get("warning"):
+            seen = self._stderr.seen if self._stderr is not None else ""
+            warned = self.record.warnings if self.record is not None else []
+            found, detail = judge_warning(evidence["warning"], warned, seen)
+            tag = "warning" if found != "CANNOT_RUN" else ""
+            self.verdict(found, detail if found == "REPRODUCED" else how + detail, tag)
         if evidence.get("crash"):
             self._no_crash(how + " without crashing")
         if sig:
@@ -645,6 +643,8 @@ class Repro:
         code = VERDICT_EXIT[verdict]
         sys.stderr.flush()
         evidence = self.record.document() if self.record is not None else None
+        if evidence is not None and self._raised_on is not None:  # the op the error came from
+            evidence["raised_by"] = {"op": self._raised_on[0], "devices": self._raised_on[1]}
         if self._stdout is not None:
             sys.stdout = self._stdout._stream
         if self.explain or os.environ.get(EVIDENCE_ENV) == "1":

@@ -138,13 +138,16 @@ class Recorder:
         self.on = False
         self.ran_to_end: Optional[bool] = None
 
-    def start(self, every_warning: bool = False) -> None:
-        """Record from now on; ``every_warning``: show each warning once per place, whatever
-        its category (a DeprecationWarning too), for the warning oracle."""
+    def start(self, shown: str = "") -> None:
+        """Record from now on; ``shown``: a warning category (a builtin one, such as
+        DeprecationWarning, which the default filters hide outside __main__) to show once per
+        place, for the warning oracle; no other filter changes."""
+        import builtins
         import warnings
 
-        if every_warning:
-            warnings.simplefilter("default")
+        category = getattr(builtins, shown, None) if shown else None
+        if isinstance(category, type) and issubclass(category, Warning):
+            warnings.filterwarnings("default", category=category)
 
         real_show = warnings.showwarning
 
@@ -395,6 +398,9 @@ def explain_lines(doc: Optional[Dict[str, Any]], rule: str) -> List[str]:
     ]
     if doc.get("caught"):
         lines.append("caught by the issue's code: " + doc["caught"])
+    raised = doc.get("raised_by")
+    if raised:
+        lines.append("the error came from: %s [%s]" % (raised["op"], " ".join(raised["devices"])))
     counts = doc.get("compile")
     if doc.get("compiled_calls") or (counts and counts.get("frames")):
         lines.append(

@@ -106,9 +106,13 @@ def _error(code: str, text: str, fail_prefix: str, said: str) -> OracleBody:
 def _warning(code: str, text: str, fail_prefix: str, said: str) -> OracleBody:
     """The code under ``warnings.catch_warnings``: no warning it raises may hold ``text``."""
     body = (
-        "with warnings.catch_warnings(record=True) as caught:\n"
-        '    warnings.simplefilter("always")\n'
-        + indent_block(code, "    ")
+        "warn_always = torch.is_warn_always_enabled()  # torch's warn-once warnings too\n"
+        "torch.set_warn_always(True)\n"
+        "try:\n"
+        "    with warnings.catch_warnings(record=True) as caught:\n"
+        '        warnings.simplefilter("always")\n'
+        + indent_block(code, "        ")
+        + "finally:\n    torch.set_warn_always(warn_always)\n"
         + 'said = [" ".join(f"{w.category.__name__}: {w.message}".split()) for w in caught]\n'
         + f"held = [w for w in said if {python_literal(' '.join(text.split()))} in w]\n"
         + f"self.assertFalse(held, {python_literal(fail_prefix + 'the code warns again')})\n"

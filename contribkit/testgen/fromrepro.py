@@ -398,15 +398,15 @@ _INFERRED_ORACLES: dict[str, tuple[str, Callable[[dict[str, Any]], str]]] = {
 
 
 def warning_text(warning: dict[str, str]) -> str:
-    """The start of the warning the issue quotes, cut at a word (60 characters at most), after
-    its category: what a test looks for in the warnings the code raises."""
-    words = " ".join(str(warning["message"]).split()).split(" ")
-    text = str(warning["category"]) + ":"
-    for word in words:
-        if len(text) + 1 + len(word) > 60 and len(text) > len(str(warning["category"])) + 1:
+    """The start of the warning the issue quotes, up to its first word that holds a digit or a
+    path (sizes and versions differ between runs, as the script's match masks them) and 60
+    characters at most: what a test looks for in the warnings the code raises."""
+    text = ""
+    for word in " ".join(str(warning["message"]).split()).split(" "):
+        if any(c.isdigit() for c in word) or "/" in word or len(text) + 1 + len(word) > 60:
             break
-        text += " " + word
-    return text
+        text = (text + " " + word).strip()
+    return text or str(warning["category"])
 
 
 # The no-error oracle: the issue reports an error without quoting it (no traceback, so no

@@ -489,6 +489,7 @@ def test_a_crash_now_rejected_by_torchs_python_checks_is_not_reproduced(tmp_path
     doc = run_json(write_script(tmp_path, PYTHON_CHECK, "GRU segfaults on a wrong hidden size"))
     assert (doc["verdict"], doc["oracle"]) == ("NOT_REPRODUCED", "crash"), doc
     assert doc["detail"].startswith("raises RuntimeError: Expected hidden size")
+    assert doc["evidence"]["raised_by"] == {"op": "GRU", "devices": ["cpu"]}
 
 
 REWORDED = """

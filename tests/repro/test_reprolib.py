@@ -268,6 +268,16 @@ OLD_SHAPE = {"exc_type": "RuntimeError", "message": "invalid sizes: the output s
             "REPRODUCED",
         ),
         (RuntimeError("output size 0 is too small"), OLD_SHAPE, UNWANTED, "cat", "CANNOT_RUN"),
+        # torch's RuntimeError check that now raises the class it means, from the named op
+        (
+            ValueError("output size 0 is too small"),
+            OLD_SHAPE,
+            UNWANTED,
+            "interpolate",
+            "REPRODUCED",
+        ),
+        (ValueError("output size 0 is too small"), OLD_SHAPE, UNWANTED, "cat", "CANNOT_RUN"),
+        (KeyError("output size 0 is too small"), OLD_SHAPE, UNWANTED, "interpolate", "CANNOT_RUN"),
         # a message that shares one word, or says the API changed since
         (RuntimeError("output must be 2D"), OLD_SHAPE, UNWANTED, "interpolate", "CANNOT_RUN"),
         (

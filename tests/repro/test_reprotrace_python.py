@@ -7,7 +7,7 @@ import os
 import pytest
 import torch
 
-from contribkit.target.reprotrace import raised_in_torch, torch_names
+from contribkit.target.reprotrace import explain_lines, raised_in_torch, torch_names
 
 HERE = os.path.abspath(__file__)
 
@@ -79,3 +79,16 @@ def test_an_error_of_torchs_infrastructure_is_not_an_operations() -> None:
     assert raised_in_torch(exc, HERE) is None
     exc = _raised(lambda: torch.utils.data.DataLoader([1, 2], batch_size=-1))
     assert raised_in_torch(exc, HERE) is None
+
+
+def test_explain_names_the_op_the_error_came_from() -> None:
+    doc = {
+        "recorded": True,
+        "ran_to_end": False,
+        "ops": {},
+        "op_calls": 0,
+        "devices": ["cpu"],
+        "functions": [],
+        "raised_by": {"op": "GRU", "devices": ["cpu"]},
+    }
+    assert "the error came from: GRU [cpu]" in explain_lines(doc, "a rule")
