@@ -217,20 +217,9 @@ def gather_evidence(
             found["path_unseen"] = unseen
         if _swallows(edited, parsed.signature.exc_type):
             found["catches"] = True
-    body = _report_body(parsed.body)
-    prose = prose_only(body, parsed.code)
-    quoted = quoted_blocks(body, parsed.code)
-    warned = warning_claim(issue.title or "", prose, quoted, parsed.expected or "", parsed.code)
-    if warned is not None and parsed.signature is None:  # an error is stronger
-        found["warning"] = warned.runtime()
-        ev.oracles.append("warning")
-        ev.why.append(f"the issue reports the warning {warned.category}: {warned.message[:120]}")
-    units = list(edited.units)
-    if _COMMENTS_EXPECTED.search(prose):  # the comments hold what it should print
-        units = [{**u, "expected": u["actual"], "actual": None} for u in units]
-    program = _program_unit(parsed)
-    if program is not None:
-        units.insert(0, program)
+    prose = prose_only(_report_body(parsed.body), parsed.code)
+    _warning_oracle(ev, found, issue, parsed, prose)
+    units = _quoted_units(edited, parsed, prose)
     if units:
         found["units"] = units
         ev.oracles.append("quoted-output")
@@ -299,6 +288,18 @@ def gather_evidence(
     return ev
 
 
+def _warning_oracle(
+    ev: Evidence, found: dict[str, Any], issue: Issue, parsed: ParsedIssue, prose: str
+) -> None:
+    """The warning oracle, where the issue complains of a warning it quotes and no error."""
+    quoted = quoted_blocks(_report_body(parsed.body), parsed.code)
+    warned = warning_claim(issue.title or "", prose, quoted, parsed.expected or "", parsed.code)
+    if warned is not None and parsed.signature is None:  # an error is stronger
+        found["warning"] = warned.runtime()
+        ev.oracles.append("warning")
+        ev.why.append(f"the issue reports the warning {warned.category}: {warned.message[:120]}")
+
+
 def _stated(issue: Issue, parsed: ParsedIssue) -> list[StatedValue]:
     """The value pairs the title, the prose (above the environment), the code's comments and
     the expected and actual sections state; see contribkit.repro.statedvalues."""
@@ -341,6 +342,16 @@ def _compile_oracles(
             "the issue reports recompiles of a torch.compile: torch._dynamo's compilation"
             f" metrics count them (it allows {found['recompiles']['allowed']})"
         )
+
+
+def _quoted_units(edited: EditedCode, parsed: ParsedIssue, prose: str) -> list[dict[str, Any]]:
+    """The output the issue quotes: under the code (unit 0), then per statement; the comments
+    are the expected output where the prose says so."""
+    units = list(edited.units)
+    if _COMMENTS_EXPECTED.search(prose):  # the comments hold what it should print
+        units = [{**u, "expected": u["actual"], "actual": None} for u in units]
+    program = _program_unit(parsed)
+    return units if program is None else [program, *units]
 
 
 def _program_unit(parsed: ParsedIssue) -> dict[str, Any] | None:

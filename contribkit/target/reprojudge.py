@@ -117,13 +117,16 @@ def same_line(got: str, want: str) -> bool:
 
 
 def _same_number(a: str, b: str) -> bool:
+    """Equal to the precision the coarser of the two prints; a whole number printed without
+    decimals (``2``, torch's ``2.`` of an all-whole tensor, ``1e+03``) is exact: torch would
+    have printed 2.5 as ``2.5000``."""
     x, y = float(a), float(b)
     if x != x or y != y:  # nan
         return x != x and y != y
     if x == y:
         return True
     places = min(_decimals(a), _decimals(b))
-    return abs(x - y) <= 0.5 * 10.0 ** (-places) * (1 + 1e-9)
+    return places > 0 and abs(x - y) <= 0.5 * 10.0 ** (-places) * (1 + 1e-9)
 
 
 def output_lines(text: str) -> List[str]:

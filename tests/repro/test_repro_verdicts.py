@@ -204,6 +204,10 @@ def test_same_line_ignores_spacing_and_print_precision() -> None:
     assert same_line("module.training=False", "False")
     assert not same_line("tensor(0.4080)", "tensor(0.4082)")
     assert not same_line("tensor(nan)", "tensor(1.)")
+    # a whole number printed without decimals is exact: torch prints 2.5 as 2.5000
+    assert not same_line("tensor(2.5000)", "tensor(2)")
+    assert not same_line("tensor([2.5000, 3.0000])", "tensor([2., 3.])")
+    assert same_line("tensor([2., 3.])", "tensor([2.0000, 3.0000])")
 
 
 def test_judging_line_statuses() -> None:
