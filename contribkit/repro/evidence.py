@@ -19,7 +19,7 @@ from contribkit.issue.parse.transcripts import prose_only
 from contribkit.repro.codefacts import CodeFacts, parse_code
 from contribkit.repro.edits import EditedCode
 from contribkit.repro.statedvalues import StatedValue, section_pair, stated_values
-from contribkit.repro.warned import quoted_blocks, warning_claim
+from contribkit.repro.warned import WARNING_SHOWN, quoted_blocks, warning_claim
 
 # A process crash, not "it crashes" (which often means it raises): that needs a signature.
 _CRASH = re.compile(
@@ -143,6 +143,11 @@ _LOW_LEVEL = re.compile(
 )
 
 
+def _reporters_words(text: str, code: str) -> str:
+    """What the reporter says: ``text`` less the code's lines, and the code's comments."""
+    return f"{prose_only(text, code)}\n" + "\n".join(_COMMENT.findall(code))
+
+
 def failure_unwanted(
     text: str, code: str, signature: Signature | None, crash: bool, expected: bool
 ) -> bool:
@@ -152,15 +157,15 @@ def failure_unwanted(
     kind of error from the same operation, with a message reworded since, still shows it."""
     if signature is None or crash or expected or _LOW_LEVEL.search(str(signature)):
         return False
-    said = f"{prose_only(text, code)}\n" + "\n".join(_COMMENT.findall(code))
+    said = _reporters_words(text, code)
     wanted = _MISSING_ERROR.search(said) or _EXPECTS_ERROR.search(said)
-    return not (wanted or about_message(text, code))
+    return not (wanted or _ABOUT_MESSAGE.search(said))
 
 
 def about_message(text: str, code: str) -> bool:
     """The complaint is the error's wording or class ("a misleading error message", "a weird
     error deep in the kernel"), read in the prose and the code's comments."""
-    said = f"{prose_only(text, code)}\n" + "\n".join(_COMMENT.findall(code))
+    said = _reporters_words(text, code)
     return bool(_ABOUT_MESSAGE.search(said))
 
 
@@ -168,7 +173,7 @@ def reports_error(text: str, code: str) -> bool:
     """The issue says the code fails with an error (in its prose or the code's comments), so
     that a clean run does not reproduce it: not an error that is missing, not a numerical
     error ("the max error is 0.5"), not "no error", and not a slowness or memory report."""
-    said = f"{prose_only(text, code)}\n" + "\n".join(_COMMENT.findall(code))
+    said = _reporters_words(text, code)
     if _MISSING_ERROR.search(said) or _PERFORMANCE.search(said):
         return False
     said = _NO_ERROR.sub(" ", _NUMERIC_ERROR.sub(" ", said))
@@ -368,10 +373,6 @@ def _program_unit(parsed: ParsedIssue) -> dict[str, Any] | None:
     }
 
 
-# A warning as Python writes it to stderr ("path.py:12: UserWarning: ..."), never stdout.
-_WARNING_SHOWN = re.compile(r"^\S.*:\d+: (?:\w+\.)*[A-Z]\w*Warning: ")
-
-
 def _lines(text: str) -> list[str]:
     """The printed lines of a quoted output, less comment lines ("#### output ####") and the
     warnings Python wrote to stderr (each with the indented source line it shows after it)."""
@@ -381,7 +382,7 @@ def _lines(text: str) -> list[str]:
         if after_warning and line[:1] in (" ", "\t"):
             after_warning = False
             continue
-        after_warning = bool(_WARNING_SHOWN.match(line))
+        after_warning = bool(WARNING_SHOWN.match(line))
         if line.strip() and line[:1] != "#" and not after_warning:
             kept.append(line.rstrip())
     return kept
@@ -610,16 +611,10 @@ def compiled_object_only(code: str, signature: Signature | None, body: str) -> b
     if tree is None or _COMPILER_ERROR.search(f"{signature or ''}\n{body}"):
         return False
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
-    compiles = [n for n in calls if dotted(n.func) == "torch.compile"]
-    names = {
-        target.id
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Assign) and node.value in compiles
-        for target in node.targets
-        if isinstance(target, ast.Name)
-    }
-    bound = sum(1 for n in ast.walk(tree) if isinstance(n, ast.Assign) and n.value in compiles)
-    if not compiles or bound != len(compiles) or not names:
+    compiles = {id(n) for n in calls if dotted(n.func) == "torch.compile"}
+    binds = [n for n in ast.walk(tree) if isinstance(n, ast.Assign) and id(n.value) in compiles]
+    names = {t.id for n in binds for t in n.targets if isinstance(t, ast.Name)}
+    if not compiles or len(binds) != len(compiles) or not names:
         return False
     for call in calls:
         func = call.func

@@ -24,6 +24,9 @@ from dataclasses import dataclass
 
 # "…/module.py:12: UserWarning: message", "FutureWarning: message" (a category, not "Warning").
 _QUOTED = re.compile(r"(?:^|[\s:])((?:[A-Za-z_][\w.]*\.)?[A-Z]\w*Warning):[ \t]+(\S[^\n]*)", re.M)
+# A warning as Python writes it to stderr ("path.py:12: UserWarning: ..."), never stdout: a
+# quoted output's lines that the code's printed lines are not compared with (evidence._lines).
+WARNING_SHOWN = re.compile(r"^\S.*:\d+: (?:\w+\.)*[A-Z]\w*Warning: ")
 _BLOCK = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n(.*?)^[ \t]*\1", re.M | re.S)
 _TITLE_WARNING = re.compile(r"\bwarn(?:s|ed|ing|ings)?\b", re.I)
 _COMPLAINT = re.compile(

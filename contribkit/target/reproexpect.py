@@ -396,9 +396,8 @@ class UserOracle:
                 repro.verdict("REPRODUCED", "printed %r" % arg, self.tag)
             repro.verdict("NOT_REPRODUCED", how + " without printing %r" % arg, self.tag)
         if kind == "warning":
-            err = repro._stderr.seen if repro._stderr is not None else ""
-            warned = "\n".join((repro.record.warnings if repro.record is not None else []) + [err])
-            if contains(warned, arg):
+            recorded, err = repro.warnings_seen()
+            if contains("\n".join([*recorded, err]), arg):
                 repro.verdict("REPRODUCED", "warns %r" % arg, self.tag)
             repro.verdict("NOT_REPRODUCED", how + " without a warning holding %r" % arg, self.tag)
         if kind == "recompiles":

@@ -420,10 +420,10 @@ def judge_agreement(lines: "List[tuple[str, str, str]]", draws: bool = False) ->
     (eager 0.5 and compiled 0.7 quoted, both 0.5 now; a flag quoted True between two False,
     False now). The disagreement the issue shows side by side is its bug; None otherwise: a
     changed line that still differs from a neighbour (which of the two was the bug?), a line
-    with no neighbour of its kind (a value the others do not compare), whole values of code that
-    draws random values at each call (``draws``). Classes: eager and
-    compiled results printed one after the other; a module flag printed through a wrapper and
-    through the module (dev 132986)."""
+    with no neighbour of its kind (a value the others do not compare), whole values of code
+    that draws random values at each call (``draws``). Classes: eager and compiled results
+    printed one after the other; a module flag printed through a wrapper and through the
+    module (dev 132986)."""
     values = [(where, line_value(quoted), line_value(printed)) for where, quoted, printed in lines]
     shown = [(where, q, p) for where, q, p in values if q is not None and p is not None]
     if len(shown) < len(values) or len(values) < 2:

@@ -432,6 +432,11 @@ class Repro:
         facts = bool(ev.get("deterministic")), bool(ev.get("draws"))
         return judge_units(units, outputs, self.references, *facts)
 
+    def warnings_seen(self) -> "tuple[List[str], str]":
+        """The warnings the code raised ("Category: message") and what it wrote to stderr."""
+        warned = self.record.warnings if self.record is not None else []
+        return warned, self._stderr.seen if self._stderr is not None else ""
+
     def _completed(self, how: str) -> NoReturn:
         """The code ended without raising: decide by the evidence the issue gives."""
         if self.user is not None:
@@ -459,9 +464,7 @@ class Repro:
         if stated is not None:
             self.verdict(stated[0], stated[1], "stated-value")
         if evidence.get("warning"):
-            seen = self._stderr.seen if self._stderr is not None else ""
-            warned = self.record.warnings if self.record is not None else []
-            found, detail = judge_warning(evidence["warning"], warned, seen)
+            found, detail = judge_warning(evidence["warning"], *self.warnings_seen())
             tag = "warning" if found != "CANNOT_RUN" else ""
             self.verdict(found, detail if found == "REPRODUCED" else how + detail, tag)
         if evidence.get("crash"):
