@@ -956,6 +956,36 @@ def test_traceback_signature_wins_over_text_and_duplicates_are_dropped() -> None
     assert parsed.signature is not None and parsed.signature.origin == "traceback"
 
 
+@pytest.mark.parametrize(
+    ("title", "prose"),
+    [
+        ('torch.tensor() throws "RuntimeError: Overflow when unpacking long" exception?!', ""),
+        ("Overflow in torch.tensor", "It fails with `RuntimeError: Overflow when unpacking long`"),
+    ],
+)
+def test_a_traceback_cut_before_its_message_takes_the_quoted_one(title: str, prose: str) -> None:
+    body = md(
+        f"""
+        {prose}
+
+        '''
+        Traceback (most recent call last):
+          File "a.py", line 3, in <module>
+            t = torch.tensor([2**64])
+        RuntimeError:
+        '''
+        """
+    )
+    parsed = parse(body, title=title)
+    assert sigs(parsed)[0] == "traceback: RuntimeError: Overflow when unpacking long"
+    assert len(sigs(parsed)) == 1
+
+
+def test_a_quoted_message_in_a_title_ends_at_its_quote() -> None:
+    parsed = parse(None, title="gather throws 'IndexError: index 5 is out of bounds' on CPU")
+    assert sigs(parsed) == ["text: IndexError: index 5 is out of bounds"]
+
+
 def test_wanted_errors_are_not_signatures() -> None:
     parsed = parse(
         "`torch.arange(1, 0)` should raise `ValueError: upper bound must be greater`,"

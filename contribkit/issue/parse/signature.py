@@ -7,6 +7,7 @@ import io
 import re
 import tokenize
 from collections.abc import Iterator
+from dataclasses import replace
 
 from contribkit.issue.model import Signature
 from contribkit.issue.parse.scan import Block, Prose, Scan, document_order, parse_python
@@ -210,7 +211,11 @@ def _text_signatures(text: str) -> Iterator[Signature]:
     """
     for match in _TEXT_SIGNATURE.finditer(text):
         if _is_failure(match.group("type")) and not _hedged(text, match.start()):
-            message = match.group("msg").strip().strip("\"'")
+            message = match.group("msg")
+            opened = text[match.start() - 1 : match.start()]
+            if opened in ('"', "'"):  # throws "RuntimeError: boom" exception: up to the quote
+                message = message.split(opened, 1)[0]
+            message = message.strip().strip("\"'")
             yield Signature(match.group("type"), normalise_message(message), "text")
     for match in _TEXT_RAISE.finditer(text):
         if _is_failure(match.group("type")) and not _hedged(text, match.start()):
@@ -305,9 +310,24 @@ def signatures(traceback_scans: list[Scan], scans: list[Scan], title: str) -> li
         mentions.extend(_text_signatures(title))
         mentions.extend(_title_signatures(title))
     for mention in mentions:
-        if not any(_same_failure(mention, earlier) for earlier in found):
+        cut = next((i for i, f in enumerate(found) if _message_cut(f, mention)), None)
+        if cut is not None:
+            found[cut] = replace(found[cut], message=mention.message)
+        elif not any(_same_failure(mention, earlier) for earlier in found):
             found.append(mention)
     return found
+
+
+def _message_cut(earlier: Signature, mention: Signature) -> bool:
+    """A traceback whose last line lost its message (``RuntimeError:`` and the body cut there,
+    a message on lines the copy dropped) while the title or prose quotes the same type whole:
+    ``throws "RuntimeError: Overflow when unpacking long"``. The quoted message is its message."""
+    return (
+        earlier.origin == "traceback"
+        and not earlier.message
+        and bool(mention.message)
+        and earlier.exc_type.rsplit(".", 1)[-1] == mention.exc_type.rsplit(".", 1)[-1]
+    )
 
 
 def _same_failure(mention: Signature, earlier: Signature) -> bool:
