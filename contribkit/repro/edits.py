@@ -278,13 +278,24 @@ def _quoted_after(stmt: ast.stmt, lines: list[str], comments: dict[int, str]) ->
     end = stmt.end_lineno or stmt.lineno
     shown: list[str] = []
     number = end + 1
+    # A transcript ends a compound statement with an empty ``...`` line: blank here.
+    while number < len(lines) and not lines[number - 1].strip():
+        number += 1
+    if number > end + 1 and not lines[number - 1].lstrip().startswith(OUTPUT_COMMENT):
+        number = end + 1
+    first = number
     while number <= len(lines) and lines[number - 1].lstrip().startswith(OUTPUT_COMMENT):
         shown.append(lines[number - 1].lstrip()[len(OUTPUT_COMMENT) :].removeprefix(" ").rstrip())
         number += 1
-    if number > end + 1:
+    if number > first:
         return [line for line in shown if line.strip()]
     if not _is_print(stmt):
-        return None
+        # a bare expression with its value on its own line, as a REPL would show it:
+        # `torch.std(torch.tensor(4.))  # returns NaN`, `np.signbit(a)  # [True, False]`
+        if not isinstance(stmt, ast.Expr) or end not in comments:
+            return None
+        text = _RESULT_WORD.sub("", comments[end].lstrip("#").strip())
+        return [text] if _quoted_value(text) else None
     texts = [comments[end].lstrip("#").strip()] if end in comments else []
     number = end + 1
     while not texts and number <= len(lines) and lines[number - 1].lstrip().startswith("#"):
@@ -294,8 +305,12 @@ def _quoted_after(stmt: ast.stmt, lines: list[str], comments: dict[int, str]) ->
     return values or None
 
 
+# "returns", "gives", "->" before the value a comment gives for the expression it is on
+_RESULT_WORD = re.compile(r"^(?:(?:returns?|gives?|outputs?|evaluates to|->|=>|==?)\s*:?\s*)")
+
+
 def _quoted_value(text: str) -> bool:
-    if text in ("True", "False", "None", "nan", "inf"):
+    if text in ("True", "False", "None", "nan", "inf", "NaN", "-inf"):
         return True
     return is_printed_output(text) and not re.fullmatch(r"[A-Za-z_][\w ]*", text)
 
@@ -343,7 +358,9 @@ def _mark_outputs(
         if shown is not None:
             unit = len(result.units) + 1
             result.units.append({"id": unit, "where": f"line {stmt.lineno}", "actual": shown})
-            prefix = f"_repro.mark({unit}); " + prefix
+            # a compound statement (a transcript's `for` loop) cannot follow a `;`
+            simple = not _compound(stmt)
+            prefix = f"_repro.mark({unit})" + ("; " if simple else "\n") + prefix
             inserts[(end, width)] = inserts.get((end, width), "") + "\n_repro.mark(-1)"
             inserts[(end, width)] += _reference_call(stmt, code, unit)
         spans.append(Edit(stmt.lineno, stmt.col_offset, stmt.lineno, stmt.col_offset, "", prefix))
@@ -355,6 +372,11 @@ def _mark_outputs(
     if echoed:
         result.edits.append(f"echo {echoed} expression value(s), as the REPL or notebook did")
     return spans
+
+
+def _compound(stmt: ast.stmt) -> bool:
+    """``for``, ``with``, ``try``, ``def``, ``match``…: a statement that holds statements."""
+    return isinstance(getattr(stmt, "body", None), list) or isinstance(stmt, ast.Match)
 
 
 def _reference_call(stmt: ast.stmt, code: str, unit: int) -> str:

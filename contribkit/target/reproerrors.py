@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, Optional
 # contribkit:judge-import (the runtime module holds the other files' text above instead)
 from contribkit.target.reproexpect import code_error, resource_error, toolchain_error
 from contribkit.target.reprojudge import describe, same_op, signature_matches
-from contribkit.target.reprotrace import main_file
+from contribkit.target.reprotrace import main_file, raised_in_compile
 
 # contribkit:end-judge-import
 
@@ -176,6 +176,8 @@ def classify_error(
     if evidence.get("crash") and not code_error(exc):
         detail = "raises " + describe(exc) + " instead of crashing"
         return "NOT_REPRODUCED", detail, "crash"
+    if not raised_op and raised_in_compile(exc, main_file()):
+        raised_op, by_torch = "torch.compile", True  # its error is torch's, as an op's is
     if sig and _reworded(exc, sig, evidence, raised_op):
         detail = "raises " + describe(exc) + "; the issue reports " + signature_text(sig)[:160]
         return "REPRODUCED", detail + ": the same error from the same operation, reworded", "error"

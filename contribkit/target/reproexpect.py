@@ -17,7 +17,8 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 # contribkit:judge-import (the runtime module holds the other files' text above instead)
 from contribkit.target.reproconfine import Confined
-from contribkit.target.reprojudge import comparable_lines, describe, dynamo_counts, signal_name
+from contribkit.target.reprojudge import comparable_lines, describe, signal_name
+from contribkit.target.reprotrace import dynamo_counts
 
 # contribkit:end-judge-import
 

@@ -75,6 +75,25 @@ _COMPUTING = ("nn", "functional.py", "distributions", "_tensor.py", "autograd", 
 _COMPUTING_TOO = ("special", "masked", "nested", "sparse", "_refs", "_prims", "_decomp", "ao")
 
 
+def raised_in_compile(exc: BaseException, script: str) -> bool:
+    """``exc`` is torch.compile's own error (dynamo's, a backend's), raised while the script
+    called a compiled function: torch.compile is the operation that raised it. Classes:
+    dynamo's Unsupported for a construct it cannot trace (iterating a dict view, a generator),
+    a dynamic dimension the trace specialised (ConstraintViolationError), a backend's failure
+    (BackendCompilerFailed)."""
+    if not type(exc).__module__.startswith("torch."):  # not the code's own ValueError
+        return False
+    tb = exc.__traceback__
+    seen_script = False
+    while tb is not None:
+        path = os.path.abspath(tb.tb_frame.f_code.co_filename)
+        seen_script = seen_script or path == script
+        if seen_script and os.sep + os.path.join("torch", "_dynamo") + os.sep in path:
+            return True
+        tb = tb.tb_next
+    return False
+
+
 def raised_in_torch(exc: BaseException, script: str) -> "Optional[tuple[str, List[str]]]":
     """``exc`` raised by the eager Python code of torch's computing layers that the script
     called, which no op records (torch functions check their arguments before any op runs):
@@ -409,6 +428,41 @@ def explain_lines(doc: Optional[Dict[str, Any]], rule: str) -> List[str]:
         )
     lines.extend("warning: " + w for w in doc.get("warnings") or [])
     return [*lines, "rule: " + rule]
+
+
+def dynamo_counts() -> "Optional[tuple[int, int, str]]":
+    """``(frames traced, graph breaks, the first break's reason)`` from torch._dynamo's
+    counters, where the code used torch.compile; None where it did not import dynamo."""
+    utils = sys.modules.get("torch._dynamo.utils")
+    counters = getattr(utils, "counters", None)
+    if counters is None:
+        return None
+    frames = int(counters.get("frames", {}).get("total", 0))
+    breaks = counters.get("graph_break", {})
+    first = next(iter(breaks), "")
+    reason = first.strip().splitlines()[0] if first.strip() else ""
+    return frames, int(sum(breaks.values())), reason
+
+
+def dynamo_recompiles() -> "Optional[tuple[int, int, int, str]]":
+    """``(frames compiled, recompiles, of them by automatic dynamic shapes, the first other
+    recompile's guard failure)`` from torch._dynamo's compilation metrics; None without them."""
+    utils = sys.modules.get("torch._dynamo.utils")
+    metrics = getattr(utils, "get_compilation_metrics", None)
+    if metrics is None:
+        return None
+    try:
+        compiles = list(metrics())
+    except Exception:
+        return None
+    recompiles = [m for m in compiles if getattr(m, "recompile_reason", None)]
+    others = [
+        str(m.recompile_reason)
+        for m in recompiles
+        if not (getattr(m, "feature_usage", None) or {}).get("dynamo.automatic_dynamic_shapes")
+    ]
+    reason = others[0].strip().splitlines()[0].split("  #")[0].strip() if others else ""
+    return len(compiles), len(recompiles), len(recompiles) - len(others), reason
 
 
 def main_file() -> str:

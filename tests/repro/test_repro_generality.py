@@ -19,6 +19,7 @@ from contribkit.issue.parse import parse_issue
 from contribkit.repro.plan import plan_repro
 
 FENCE = "`" * 3
+EXIT = {"NOT_REPRODUCED": 0, "REPRODUCED": 1, "CANNOT_RUN": 125}
 
 # A stand-in for a library whose eager path validates its input and whose compiled path may not.
 # ROWLIB_BUG: "compiled" (only eager raises), "both" (both raise), "typo" (eager hits a NameError).
@@ -161,3 +162,141 @@ def test_a_tuple_echo_prints_one_tuple_as_the_repl_did(tmp_path: Path) -> None:
     code, line = run(write_script(tmp_path, UNFENCED_REPL))
     assert code == 1, line
     assert line.startswith("contribkit-verdict: REPRODUCED [quoted-output]"), line
+
+
+# A transcript whose loop prints several lines: the `...` line that ends the loop is blank in
+# the code, and the loop's output is quoted under it.
+REPL_LOOP = """
+    `torch.cumsum` of ints gives {values}
+
+    '''pycon
+    >>> import torch
+    >>> t = torch.tensor([1, 2, 3])
+    >>> for dim in [0, -1]:
+    ...     print(dim, t.cumsum(dim))
+    ...
+    0 tensor([{values}])
+    -1 tensor([{values}])
+    '''
+"""
+
+
+def test_a_transcript_loop_is_one_quoted_unit(tmp_path: Path) -> None:
+    script = write_script(tmp_path, REPL_LOOP.format(values="1, 3, 6"))
+    text = script.read_text()
+    assert "_repro.mark(1)\nfor dim in [0, -1]:" in text
+    compile(text, str(script), "exec")  # a compound statement cannot follow `mark(1);`
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("values", "verdict"), [("1, 3, 6", "REPRODUCED"), ("1, 2, 3", "NOT_")])
+def test_a_transcript_loop_is_judged_on_its_quoted_lines(
+    tmp_path: Path, values: str, verdict: str
+) -> None:
+    code, line = run(write_script(tmp_path, REPL_LOOP.format(values=values)))
+    assert line.startswith(f"contribkit-verdict: {verdict}"), line
+    assert "[quoted-output]" in line and code == (1 if verdict == "REPRODUCED" else 0)
+
+
+# Lines written as a REPL session without prompts, each value in a comment: the reference
+# library's value and torch's.
+VALUE_COMMENTS = """
+    `torch.var` of one element is {torch_says}
+
+    import numpy as np
+    np.var(np.array([4.0]))  # returns 0
+
+    import torch
+    torch.var(torch.tensor([4.0]), correction={correction})  # returns {torch_says}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("correction", "torch_says", "verdict"),
+    [
+        (1, "NaN", "REPRODUCED [quoted-output]"),
+        (0, "0", "REPRODUCED [quoted-output]"),
+        # one quoted line still shows and one does not: which one is the bug is not said
+        (0, "NaN", "CANNOT_RUN completed on cpu, but what it printed neither matches"),
+    ],
+)
+def test_a_value_in_the_comment_of_a_bare_expression_is_its_quoted_output(
+    tmp_path: Path, correction: int, torch_says: str, verdict: str
+) -> None:
+    body = VALUE_COMMENTS.format(correction=correction, torch_says=torch_says)
+    code, line = run(write_script(tmp_path, body))
+    assert line.startswith(f"contribkit-verdict: {verdict}"), line
+    assert code == EXIT[verdict.split()[0]]
+
+
+# torch.compile's own error, quoted as an older torch worded it: dynamo now says "missing
+# tp_iter ... iterate over `UserDefinedObjectVariable(dict_values)`".
+DYNAMO_REWORDED = """
+    Dynamo and dict values
+
+    '''python
+    import torch
+
+    @torch.compile(backend="eager", fullgraph=True)
+    def f(x, items):
+        it = iter(items)
+        return next(it), x.sin()
+
+    f(torch.randn(3), {{"a": 3}}.values())
+    '''
+
+    '''
+    torch._dynamo.exc.Unsupported: {message}
+    '''
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("message", "verdict"),
+    [
+        (
+            "call_method UserDefinedObjectVariable(dict_values) __iter__ () {{}}",
+            "REPRODUCED [error]",
+        ),
+        ("generator functions are not supported", "CANNOT_RUN different error"),
+    ],
+)
+def test_torch_compiles_own_error_reworded_is_the_same_failure(
+    tmp_path: Path, message: str, verdict: str
+) -> None:
+    code, line = run(write_script(tmp_path, DYNAMO_REWORDED.format(message=message)))
+    assert line.startswith(f"contribkit-verdict: {verdict}"), line
+    assert code == EXIT[verdict.split()[0]]
+
+
+# torch.compile's own error, where the issue quotes none: the title says the compile fails.
+COMPILE_FAILS = """
+    mark_dynamic hard fails the compile when the code makes the dimension static
+
+    '''python
+    import torch
+
+    @torch.compile(backend="eager")
+    def fn(x):
+        return x + torch.ones(8)
+
+    x = torch.randn(8)
+    torch._dynamo.{mark}(x, 0)
+    print(fn(x).shape)
+    '''
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("mark", "verdict"),
+    [("mark_dynamic", "REPRODUCED [error]"), ("maybe_mark_dynamic", "NOT_REPRODUCED [no-error]")],
+)
+def test_torch_compiles_own_error_is_an_error_of_torch(
+    tmp_path: Path, mark: str, verdict: str
+) -> None:
+    code, line = run(write_script(tmp_path, COMPILE_FAILS.format(mark=mark)))
+    assert line.startswith(f"contribkit-verdict: {verdict}"), line
+    assert code == EXIT[verdict.split()[0]]

@@ -210,6 +210,25 @@ def test_same_line_ignores_spacing_and_print_precision() -> None:
     assert same_line("tensor([2., 3.])", "tensor([2.0000, 3.0000])")
 
 
+def test_a_bare_quoted_value_is_shown_in_any_printed_wrapper() -> None:
+    assert same_line("tensor(nan)", "NaN")
+    assert same_line("np.float64(0.0)", "0")
+    assert same_line("array([ True,  True, False])", "[True, True, False]")
+    assert not same_line("np.float64(0.5)", "0")
+    assert not same_line("array([ True,  False])", "[True, True]")
+    # the quote names a wrapper or a dtype: the text decides, not the values alone
+    assert not same_line("tensor(1)", "tensor(1, dtype=torch.int32)")
+
+
+def test_a_quoted_line_that_lost_its_closing_brackets_is_the_same_line() -> None:
+    assert same_line(
+        "x.grad = tensor([2.0000, 2.0000, 0.4809])", "x.grad = tensor([2.0000, 2.0000, 0.4809]"
+    )
+    assert same_line("tensor([[1, 2]])", "tensor([[1, 2]")
+    assert not same_line("tensor([2.0000, 2.0000, 0.4809])", "tensor([2.0000, 2.0000, 0.48")
+    assert not same_line("tensor([1, 2]), 3", "tensor([1, 2]")
+
+
 def test_judging_line_statuses() -> None:
     fixed_and_bug = compare_unit(["a 1", "b 3"], ["a 0", "b 3"], ["a 1", "b 2"])
     assert fixed_and_bug == ["fixed", "bug"]
