@@ -165,8 +165,20 @@ def _tensor_uses(tree: ast.Module) -> tuple[set[str], set[str]]:
             operands = [node.value, node.slice]  # ``x[idx]``: an index tensor too
         elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
             (other if node.attr in _NOT_TENSOR else tensors).add(node.value.id)
+        if isinstance(node, ast.Attribute) and _names_a_class(node.attr):
+            root = node.value
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if isinstance(root, ast.Name):  # `D.dirichlet.Dirichlet(...)`: a module, not a tensor
+                other.add(root.id)
         tensors.update(o.id for o in operands if isinstance(o, ast.Name))
     return tensors, other
+
+
+def _names_a_class(attr: str) -> bool:
+    """A CapWords attribute (``Dirichlet``, ``Linear``) is a class in a module; ``x.T`` and
+    ``x.H`` are a tensor's."""
+    return attr[:1].isupper() and attr not in ("T", "H")
 
 
 def _described(statements: list[ast.stmt]) -> set[str]:

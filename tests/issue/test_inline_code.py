@@ -301,3 +301,19 @@ def test_words_inside_a_span_are_code_not_claims() -> None:
     span = "torch.testing.assert_close(torch.ones(2), torch.zeros(2), msg='works as expected')"
     parsed = parse(f"`{span}` raises where it should not.\n")
     assert parsed.code == span + "\n"
+
+
+def test_an_import_span_binds_its_names_but_is_no_program_alone() -> None:
+    parsed = parse(
+        md("""
+        With `import torch.distributions as D`, `d = D.normal.Normal(0.0, 2.0)` then
+        `d.log_prob(torch.tensor(1.0))` gives a positive value.
+        """)
+    )
+    assert parsed.code.splitlines() == [
+        "import torch.distributions as D",
+        "d = D.normal.Normal(0.0, 2.0)",
+        "d.log_prob(torch.tensor(1.0))",
+    ]
+    alone = parse(md("I use `import torch.nn as nn` and `from torch import optim`."))
+    assert alone.inline_spans == 0

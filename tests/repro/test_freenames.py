@@ -148,6 +148,10 @@ def test_the_name_gets_import_torch_when_the_code_has_none() -> None:
             "import torch\nmodel.eval()\n",
             "`model` has shape (2, 3).",
         ),
+        (  # a class from it: a module (an import the span left out), not a tensor
+            "import torch\nd = D.dirichlet.Dirichlet(torch.ones(3))\n",
+            "`D` has shape (3,).",
+        ),
         ("import torch\nprint(x.sum())\n", "x is a numpy array of shape (2, 3)."),  # not a tensor
         ("import torch\nprint(x.sum())\n", "x has shape (4096, 4096, 4096)."),  # too large
         ("import torch\nprint(x.sum())\n", "x has shape (2, 0)."),  # an empty dimension

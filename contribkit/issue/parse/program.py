@@ -162,7 +162,8 @@ def inline_program(scan: Scan) -> tuple[str, int]:
     The class: "`torch.arange(0, 1, 0.1)` returns 11 values", "calling
     `torch.tensor([1, 2, 3]).float().median()` gives 2.0". A span counts when it is one
     complete statement (an expression, an assignment) that parses and calls something under
-    ``torch`` with arguments, or a method of a value (`torch.zeros(2).sum()`, `x.sum(1)`).
+    ``torch`` with arguments, or a method of a value (`torch.zeros(2).sum()`, `x.sum(1)`); an
+    import of torch's or numpy's (`import torch.distributions as D`) binds the names after it.
     A name no span defines stays for the repro's edits (an import, a device, a tensor whose
     shape the prose states) or its ``NameError``. Left out: bare names (`torch.sum`),
     fragments (`dim=None`), signatures (`torch.sum(input, dim)`), values as torch prints them
@@ -181,6 +182,7 @@ def inline_program(scan: Scan) -> tuple[str, int]:
     bound: set[str] = set()
     named: set[str] = set()  # the torch functions the prose names uncalled: `torch.linalg.inv`
     lead = ""  # the paragraph before, which may introduce this one ("Expected output:")
+    runs = 0  # the spans that run torch code (imports alone are no program)
     for prose in scan.prose:
         introduced, lead = _introduced(lead), "" if prose.heading else prose.text
         if prose.heading or prose.role in NOT_PROGRAM_ROLES or introduced:
@@ -198,11 +200,12 @@ def inline_program(scan: Scan) -> tuple[str, int]:
                 kind, op = _span_kind(text, bound)
                 if kind == "partial":
                     return "", 0
-                if kind == "run":
+                if kind in ("run", "import"):
                     lines.append(text)
+                    runs += kind == "run"
                 elif op:
                     named.add(op)
-    if not lines or len(lines) > MAX_INLINE_SPANS or named - _called("\n".join(lines)):
+    if not runs or len(lines) > MAX_INLINE_SPANS or named - _called("\n".join(lines)):
         return "", 0
     return "\n".join(lines) + "\n", len(lines)
 
@@ -222,6 +225,11 @@ def _span_kind(text: str, bound: set[str]) -> tuple[str, str]:
     assigns join ``bound``); "partial", code that calls something but cannot run as one
     statement as written; "other", no code, a signature, or none of torch's."""
     tree = parse_python(text)
+    if tree is not None and len(tree.body) == 1 and _imports_torch(tree.body[0]):
+        stmt = tree.body[0]
+        assert isinstance(stmt, (ast.Import, ast.ImportFrom))
+        bound.update((a.asname or a.name).split(".")[0] for a in stmt.names)
+        return "import", ""  # `import torch.distributions as D`: the names later spans use
     if tree is None or not any(isinstance(n, ast.Call) for n in ast.walk(tree)):
         return "other", _named_op(tree)  # prose, error text, `torch.sum`, `dim=None`
     if not has_statements(tree):
@@ -244,6 +252,17 @@ def _span_kind(text: str, bound: set[str]) -> tuple[str, str]:
         names = target.elts if isinstance(target, ast.Tuple) else [target]
         bound.update(n.id for n in names if isinstance(n, ast.Name))
     return "run", ""
+
+
+def _imports_torch(stmt: ast.stmt) -> bool:
+    """``import torch.distributions as D``, ``from torch import nn``, ``import numpy as np``."""
+    if isinstance(stmt, ast.ImportFrom):
+        modules = [stmt.module or ""] if not stmt.level else [""]
+    elif isinstance(stmt, ast.Import):
+        modules = [alias.name for alias in stmt.names]
+    else:
+        return False
+    return all(m.split(".")[0] in ("torch", "numpy") for m in modules)
 
 
 def _signature(stmt: ast.stmt) -> bool:
