@@ -290,12 +290,7 @@ def _quoted_after(stmt: ast.stmt, lines: list[str], comments: dict[int, str]) ->
     if number > first:
         return [line for line in shown if line.strip()]
     if not _is_print(stmt):
-        # a bare expression with its value on its own line, as a REPL would show it:
-        # `torch.std(torch.tensor(4.))  # returns NaN`, `np.signbit(a)  # [True, False]`
-        if not isinstance(stmt, ast.Expr) or end not in comments:
-            return None
-        text = _RESULT_WORD.sub("", comments[end].lstrip("#").strip())
-        return [text] if _quoted_value(text) else None
+        return None
     texts = [comments[end].lstrip("#").strip()] if end in comments else []
     number = end + 1
     while not texts and number <= len(lines) and lines[number - 1].lstrip().startswith("#"):
@@ -305,14 +300,43 @@ def _quoted_after(stmt: ast.stmt, lines: list[str], comments: dict[int, str]) ->
     return values or None
 
 
+def _value_comment(stmt: ast.stmt, comments: dict[int, str]) -> list[str] | None:
+    """The value a comment on a bare expression's line says it gives, after a result word, as
+    a REPL would have shown it: ``torch.std(torch.tensor(4.))  # returns NaN``, ``a.sum()  # ->
+    6``. Only a value and nothing else (no "expected 0", "(N, 3)", "nan, not 0"): a comment
+    could as well hold the value wanted or a shape, so such a unit never says the output
+    changed (see reprojudge.judge_units, ``weak``)."""
+    end = stmt.end_lineno or stmt.lineno
+    if not isinstance(stmt, ast.Expr) or _is_print(stmt) or end not in comments:
+        return None
+    said = _RESULT_WORD.match(comments[end].lstrip("#").strip())
+    text = said.group(1).strip() if said else ""
+    return [text] if text and _quoted_value(text) else None
+
+
 # "returns", "gives", "->" before the value a comment gives for the expression it is on
-_RESULT_WORD = re.compile(r"^(?:(?:returns?|gives?|outputs?|evaluates to|->|=>|==?)\s*:?\s*)")
+_RESULT_WORD = re.compile(
+    r"(?:returns?|gives?|outputs?|prints?|evaluates\s+to|->|=>|==?)\s*:?\s*(.*)"
+)
+# Words a printed value holds: `tensor([nan], dtype=torch.float64, grad_fn=<AddBackward0>)`.
+_VALUE_WORDS = frozenset(
+    {"tensor", "array", "dtype", "device", "requires_grad", "grad_fn", "Size", "Parameter"}
+    | {"containing", "nan", "NaN", "inf", "True", "False", "None", "cpu", "cuda"}
+)
+_NUMBER = re.compile(r"(?<![\w.])\d+\.?\d*(?:[eE][-+]?\d+)?")
 
 
 def _quoted_value(text: str) -> bool:
+    """A printed value and no other words: not "tensor(nan), expected tensor(0.)"."""
+    if "#" in text:
+        return False
+    data = re.sub(r"<\w+>|'[^']*'|\"[^\"]*\"", "", text)  # grad_fn=<…>, a dict's keys
+    words = re.findall(r"[A-Za-z_][\w.]*", _NUMBER.sub("", data))
+    if any(w not in _VALUE_WORDS and not w.startswith(("torch.", "np.")) for w in words):
+        return False
     if text in ("True", "False", "None", "nan", "inf", "NaN", "-inf"):
         return True
-    return is_printed_output(text) and not re.fullmatch(r"[A-Za-z_][\w ]*", text)
+    return is_printed_output(text)
 
 
 def _is_print(stmt: ast.stmt) -> bool:
@@ -334,6 +358,8 @@ def _mark_outputs(
     echoed = 0
     for index, stmt in enumerate(tree.body):
         shown = _quoted_after(stmt, lines, comments)
+        weak = shown is None
+        shown = _value_comment(stmt, comments) if weak else shown
         last = index == len(tree.body) - 1
         echo = (
             isinstance(stmt, ast.Expr)
@@ -358,12 +384,16 @@ def _mark_outputs(
         if shown is not None:
             unit = len(result.units) + 1
             result.units.append({"id": unit, "where": f"line {stmt.lineno}", "actual": shown})
+            if weak:
+                result.units[-1]["weak"] = True
             # a compound statement (a transcript's `for` loop) cannot follow a `;`
             simple = not _compound(stmt)
             prefix = f"_repro.mark({unit})" + ("; " if simple else "\n") + prefix
             inserts[(end, width)] = inserts.get((end, width), "") + "\n_repro.mark(-1)"
             inserts[(end, width)] += _reference_call(stmt, code, unit)
-        spans.append(Edit(stmt.lineno, stmt.col_offset, stmt.lineno, stmt.col_offset, "", prefix))
+        # a decorated def or class starts at its first decorator
+        first = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", []))])
+        spans.append(Edit(first, stmt.col_offset, first, stmt.col_offset, "", prefix))
         spans += [Edit(line, col, line, col, "", text) for (line, col), text in inserts.items()]
     if result.units:
         result.edits.append(

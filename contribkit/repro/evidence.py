@@ -354,7 +354,7 @@ def _quoted_units(edited: EditedCode, parsed: ParsedIssue, prose: str) -> list[d
     are the expected output where the prose says so."""
     units = list(edited.units)
     if _COMMENTS_EXPECTED.search(prose):  # the comments hold what it should print
-        units = [{**u, "expected": u["actual"], "actual": None} for u in units]
+        units = [{**u, "expected": u["actual"], "actual": None, "weak": False} for u in units]
     program = _program_unit(parsed)
     return units if program is None else [program, *units]
 
@@ -591,7 +591,8 @@ def issue_claims(
 # expected values".
 _COMMENTS_EXPECTED = re.compile(
     r"\b(?:expect\w*|should|want\w*|desired|correct)\b[^.\n]{0,60}\b(?:in|as\s+in|per)\s+"
-    r"(?:the\s+|my\s+)?comments?\b|\bcomments?\s+(?:show|hold|give|are|is|say)\s+(?:the\s+|what\s+)?"
+    r"(?:the\s+|my\s+)?comments?\b|\bcomments?\s+(?:show|hold|give|are|is|say)\s+"
+    r"(?:the\s+|what\s+(?:(?:it|they|this|torch|each)\s+)?)?"
     r"(?:expected|correct|desired|right|should)\b",
     re.I,
 )

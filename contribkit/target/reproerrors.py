@@ -103,6 +103,8 @@ def _words(message: str, op: str) -> "set[str]":
 
 
 _FROM_RUNTIME_ERROR = {"ValueError", "IndexError", "NotImplementedError"}
+# BackendCompilerFailed's prefix, the same for every failure of a backend: not shared words.
+_BACKEND = re.compile(r"\bbackend=(['\"])[^'\"]*\1\s+raised:")
 
 
 def _reworded(exc: BaseException, sig: Dict[str, str], evidence: Dict[str, Any], op: str) -> bool:
@@ -124,7 +126,8 @@ def _reworded(exc: BaseException, sig: Dict[str, str], evidence: Dict[str, Any],
         return False
     if _incidental(exc) or _API_CHANGED.search(str(exc)):
         return False
-    if len(_words(sig.get("message", ""), op) & _words(str(exc), op)) < 2:
+    quoted, now = (_BACKEND.sub("", m) for m in (sig.get("message", ""), str(exc)))
+    if len(_words(quoted, op) & _words(now, op)) < 2:
         return False
     named = evidence.get("named_ops") or []
     return kind not in _GENERIC or any(same_op(op, name) for name in named)

@@ -81,12 +81,18 @@ def raised_in_compile(exc: BaseException, script: str) -> bool:
     dynamo's Unsupported for a construct it cannot trace (iterating a dict view, a generator),
     a dynamic dimension the trace specialised (ConstraintViolationError), a backend's failure
     (BackendCompilerFailed)."""
-    if not type(exc).__module__.startswith("torch."):  # not the code's own ValueError
+    if not type(exc).__module__.startswith("torch.") or type(exc).__name__ == "InvalidBackend":
+        return False  # the code's own ValueError; a backend not installed here
+    inner = getattr(exc, "inner_exception", None) or exc.__cause__
+    if isinstance(inner, (ImportError, OSError)):  # "Please install apache-tvm"
         return False
     tb = exc.__traceback__
     seen_script = False
+    here = os.path.abspath(__file__)
     while tb is not None:
         path = os.path.abspath(tb.tb_frame.f_code.co_filename)
+        if path == here and tb.tb_frame.f_code.co_name != "call":  # the recording's failure
+            return False  # (its mode traced), not the issue's; `call` runs a compiled callable
         seen_script = seen_script or path == script
         if seen_script and os.sep + os.path.join("torch", "_dynamo") + os.sep in path:
             return True
@@ -187,12 +193,16 @@ class Recorder:
         except (ImportError, AttributeError):
             return
         recorder = self
+        compiler = getattr(torch, "compiler", None)
+        compiling = getattr(compiler, "is_compiling", None) or (lambda: False)
 
         class _Mode(TorchFunctionMode):  # type: ignore[misc]
             def __torch_function__(
                 self, func: Any, types: Any, args: Any = (), kwargs: Any = None
             ) -> Any:
                 kwargs = kwargs or {}
+                if compiling():  # dynamo tracing through another entry (torch._dynamo.optimize,
+                    return func(*args, **kwargs)  # export): it sees no recording to trace
                 try:
                     result = func(*args, **kwargs)
                 except BaseException as exc:

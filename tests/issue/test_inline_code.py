@@ -303,11 +303,11 @@ def test_words_inside_a_span_are_code_not_claims() -> None:
     assert parsed.code == span + "\n"
 
 
-def test_an_import_span_binds_its_names_but_is_no_program_alone() -> None:
+def test_an_import_span_goes_first_and_is_no_program_alone() -> None:
     parsed = parse(
         md("""
-        With `import torch.distributions as D`, `d = D.normal.Normal(0.0, 2.0)` then
-        `d.log_prob(torch.tensor(1.0))` gives a positive value.
+        With `d = D.normal.Normal(0.0, 2.0)` then `d.log_prob(torch.tensor(1.0))`, it gives a
+        positive value. I import it as `import torch.distributions as D`.
         """)
     )
     assert parsed.code.splitlines() == [

@@ -984,6 +984,8 @@ def test_a_traceback_cut_before_its_message_takes_the_quoted_one(title: str, pro
 def test_a_quoted_message_in_a_title_ends_at_its_quote() -> None:
     parsed = parse(None, title="gather throws 'IndexError: index 5 is out of bounds' on CPU")
     assert sigs(parsed) == ["text: IndexError: index 5 is out of bounds"]
+    parsed = parse(None, title="x throws 'TypeError: can't convert np.ndarray' on CPU")
+    assert sigs(parsed) == ["text: TypeError: can't convert np.ndarray"]
 
 
 def test_wanted_errors_are_not_signatures() -> None:

@@ -16,6 +16,7 @@ import pytest
 from contribkit.core.render import write_outputs
 from contribkit.issue.model import Issue
 from contribkit.issue.parse import parse_issue
+from contribkit.repro.edits import edit_code
 from contribkit.repro.plan import plan_repro
 
 FENCE = "`" * 3
@@ -300,3 +301,131 @@ def test_torch_compiles_own_error_is_an_error_of_torch(
     code, line = run(write_script(tmp_path, COMPILE_FAILS.format(mark=mark)))
     assert line.startswith(f"contribkit-verdict: {verdict}"), line
     assert code == EXIT[verdict.split()[0]]
+
+
+BACKEND_MISSING = """
+    torch.compile with backend={backend!r} fails on a Linear model
+
+    '''python
+    import torch
+
+    model = torch.compile(torch.nn.Linear(4, 4), backend={backend!r})
+    print(model(torch.randn(2, 4)).shape)
+    '''
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["tensorrt", "tvm"])
+def test_a_compile_backend_not_installed_here_is_no_error_of_torch(
+    tmp_path: Path, backend: str
+) -> None:
+    """``InvalidBackend`` (not registered here), ``BackendCompilerFailed`` from an ImportError
+    (registered, its package missing): the machine's, not the issue's."""
+    code, line = run(write_script(tmp_path, BACKEND_MISSING.format(backend=backend)))
+    assert line.startswith("contribkit-verdict: CANNOT_RUN"), line
+    assert code == 125
+
+
+OPTIMIZE_FAILS = """
+    dynamo.optimize with nopython=True fails on sin + cos
+
+    This fails with an error.
+
+    '''python
+    import torch
+    import torch._dynamo
+
+    def f(x):
+        return torch.sin(x) + torch.cos(x)
+
+    print(torch._dynamo.optimize("eager", nopython=True)(f)(torch.randn(4)).shape)
+    '''
+"""
+
+
+@pytest.mark.slow
+def test_the_recording_is_not_traced_by_dynamo_entries_other_than_torch_compile(
+    tmp_path: Path,
+) -> None:
+    """The recording mode stays on the stack under ``torch._dynamo.optimize``; dynamo must not
+    trace it (it would fail on the recorder's frame inspection and call that the bug)."""
+    code, line = run(write_script(tmp_path, OPTIMIZE_FAILS))
+    assert line.startswith("contribkit-verdict: NOT_REPRODUCED [no-error]"), line
+    assert code == 0
+
+
+# A comment that may hold the value wanted, or a shape: it decides only while it still shows.
+WEAK_COMMENT = """
+    {title}
+
+    {prose}
+
+    '''python
+    import torch
+    torch.std(torch.tensor([4.0]), correction={correction})  {comment}
+    '''
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("title", "prose", "correction", "comment", "verdict"),
+    [
+        ("std of one element", "", 0, "# returns nan", "CANNOT_RUN"),  # changed: no NR
+        ("std of one element", "", 1, "# -> nan", "REPRODUCED [quoted-output]"),
+        ("std of one element", "", 1, "# tensor(nan), expected tensor(0.)", "CANNOT_RUN"),
+        (
+            "std of one element should be 0 like numpy",
+            "The comments show what it should return. Instead it returns nan.",
+            1,
+            "# returns 0",
+            "REPRODUCED [quoted-output]",
+        ),
+    ],
+)
+def test_a_value_comment_decides_only_while_it_shows(
+    tmp_path: Path, title: str, prose: str, correction: int, comment: str, verdict: str
+) -> None:
+    body = WEAK_COMMENT.format(title=title, prose=prose, correction=correction, comment=comment)
+    code, line = run(write_script(tmp_path, body))
+    assert line.startswith(f"contribkit-verdict: {verdict}"), line
+    assert code == EXIT[verdict.split()[0]]
+
+
+def test_a_decorated_def_in_a_transcript_is_marked_before_its_decorator(tmp_path: Path) -> None:
+    body = """
+        '''pycon
+        >>> import torch
+        >>> @torch.jit.script
+        ... def f(x: torch.Tensor):
+        ...     return x.sum()
+        ...
+        UserWarning: a warning printed here
+        >>> f(torch.ones(2))
+        tensor(2.)
+        '''
+    """
+    text = write_script(tmp_path, body).read_text()
+    assert "_repro.mark(1)\n@torch.jit.script\ndef f" in text
+    compile(text, "repro.py", "exec")
+
+
+@pytest.mark.parametrize(
+    ("code", "quoted"),
+    [
+        # a dict's keys are data, not words: `{'res': tensor(0.27)}` is a printed value
+        ("print(r)  # {'res': tensor(0.2700)}\n", [["{'res': tensor(0.2700)}"]]),
+        ("print(r)  # tensor(nan), expected tensor(0.)\n", []),  # words: not only a value
+        (
+            "print(r)  # tensor([1.], grad_fn=<AddBackward0>)\n",
+            [["tensor([1.], grad_fn=<AddBackward0>)"]],
+        ),
+        ("r.sum()  # returns 6\n", [["6"]]),
+        ("r.sum()  # 6\n", []),  # no result word: maybe the value wanted
+        ("r.shape  # (N, 3)\n", []),
+    ],
+)
+def test_which_comments_are_quoted_output(code: str, quoted: list[list[str]]) -> None:
+    edited = edit_code("import torch\nr = torch.ones(2)\n" + code)
+    assert [unit["actual"] for unit in edited.units] == quoted

@@ -218,6 +218,12 @@ def test_a_bare_quoted_value_is_shown_in_any_printed_wrapper() -> None:
     assert not same_line("array([ True,  False])", "[True, True]")
     # the quote names a wrapper or a dtype: the text decides, not the values alone
     assert not same_line("tensor(1)", "tensor(1, dtype=torch.int32)")
+    # as deep in brackets, a float where the quote writes one, the sign of zero, exact
+    assert not same_line("tensor([1, 2])", "[[1, 2]]")
+    assert not same_line("tensor(2)", "2.0")
+    assert not same_line("tensor(-0.)", "0.")
+    assert not same_line("tensor(0.0498, dtype=torch.float16)", "0.0")
+    assert same_line("tensor(2.5000)", "2.5")
 
 
 def test_a_quoted_line_that_lost_its_closing_brackets_is_the_same_line() -> None:

@@ -163,7 +163,8 @@ def inline_program(scan: Scan) -> tuple[str, int]:
     `torch.tensor([1, 2, 3]).float().median()` gives 2.0". A span counts when it is one
     complete statement (an expression, an assignment) that parses and calls something under
     ``torch`` with arguments, or a method of a value (`torch.zeros(2).sum()`, `x.sum(1)`); an
-    import of torch's or numpy's (`import torch.distributions as D`) binds the names after it.
+    import of torch's or numpy's (`import torch.distributions as D`) goes first and binds its
+    names for every span.
     A name no span defines stays for the repro's edits (an import, a device, a tensor whose
     shape the prose states) or its ``NameError``. Left out: bare names (`torch.sum`),
     fragments (`dim=None`), signatures (`torch.sum(input, dim)`), values as torch prints them
@@ -182,7 +183,7 @@ def inline_program(scan: Scan) -> tuple[str, int]:
     bound: set[str] = set()
     named: set[str] = set()  # the torch functions the prose names uncalled: `torch.linalg.inv`
     lead = ""  # the paragraph before, which may introduce this one ("Expected output:")
-    runs = 0  # the spans that run torch code (imports alone are no program)
+    imports: list[str] = []  # first, wherever the prose says them, as a human writes them
     for prose in scan.prose:
         introduced, lead = _introduced(lead), "" if prose.heading else prose.text
         if prose.heading or prose.role in NOT_PROGRAM_ROLES or introduced:
@@ -200,13 +201,15 @@ def inline_program(scan: Scan) -> tuple[str, int]:
                 kind, op = _span_kind(text, bound)
                 if kind == "partial":
                     return "", 0
-                if kind in ("run", "import"):
+                if kind == "import":
+                    imports.append(text)
+                elif kind == "run":
                     lines.append(text)
-                    runs += kind == "run"
                 elif op:
                     named.add(op)
-    if not runs or len(lines) > MAX_INLINE_SPANS or named - _called("\n".join(lines)):
+    if not lines or len(lines) > MAX_INLINE_SPANS or named - _called("\n".join(lines)):
         return "", 0
+    lines = list(dict.fromkeys(imports)) + lines
     return "\n".join(lines) + "\n", len(lines)
 
 

@@ -214,7 +214,8 @@ def _text_signatures(text: str) -> Iterator[Signature]:
             message = match.group("msg")
             opened = text[match.start() - 1 : match.start()]
             if opened in ('"', "'"):  # throws "RuntimeError: boom" exception: up to the quote
-                message = message.split(opened, 1)[0]
+                # the closing quote, not an apostrophe between letters: "can't convert"
+                message = re.split(rf"(?<![A-Za-z]){opened}|{opened}(?![A-Za-z])", message)[0]
             message = message.strip().strip("\"'")
             yield Signature(match.group("type"), normalise_message(message), "text")
     for match in _TEXT_RAISE.finditer(text):
