@@ -66,6 +66,13 @@ def run(script: Path, bug: str = "") -> tuple[int, str]:
     return proc.returncode, lines[-1] if lines else ""
 
 
+def assert_verdict(script: Path, verdict: str) -> None:
+    """The script's verdict line starts with ``verdict`` and its exit code is the verdict's."""
+    code, line = run(script)
+    assert line.startswith(f"contribkit-verdict: {verdict}"), line
+    assert code == EXIT[verdict.split()[0]]
+
+
 COMPILE_MISMATCH = """
     ### 🐛 Describe the bug
 
@@ -190,13 +197,14 @@ def test_a_transcript_loop_is_one_quoted_unit(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("values", "verdict"), [("1, 3, 6", "REPRODUCED"), ("1, 2, 3", "NOT_")])
+@pytest.mark.parametrize(
+    ("values", "verdict"),
+    [("1, 3, 6", "REPRODUCED [quoted-output]"), ("1, 2, 3", "NOT_REPRODUCED [quoted-output]")],
+)
 def test_a_transcript_loop_is_judged_on_its_quoted_lines(
     tmp_path: Path, values: str, verdict: str
 ) -> None:
-    code, line = run(write_script(tmp_path, REPL_LOOP.format(values=values)))
-    assert line.startswith(f"contribkit-verdict: {verdict}"), line
-    assert "[quoted-output]" in line and code == (1 if verdict == "REPRODUCED" else 0)
+    assert_verdict(write_script(tmp_path, REPL_LOOP.format(values=values)), verdict)
 
 
 # Lines written as a REPL session without prompts, each value in a comment: the reference
@@ -226,9 +234,7 @@ def test_a_value_in_the_comment_of_a_bare_expression_is_its_quoted_output(
     tmp_path: Path, correction: int, torch_says: str, verdict: str
 ) -> None:
     body = VALUE_COMMENTS.format(correction=correction, torch_says=torch_says)
-    code, line = run(write_script(tmp_path, body))
-    assert line.startswith(f"contribkit-verdict: {verdict}"), line
-    assert code == EXIT[verdict.split()[0]]
+    assert_verdict(write_script(tmp_path, body), verdict)
 
 
 # torch.compile's own error, quoted as an older torch worded it: dynamo now says "missing
@@ -267,9 +273,7 @@ DYNAMO_REWORDED = """
 def test_torch_compiles_own_error_reworded_is_the_same_failure(
     tmp_path: Path, message: str, verdict: str
 ) -> None:
-    code, line = run(write_script(tmp_path, DYNAMO_REWORDED.format(message=message)))
-    assert line.startswith(f"contribkit-verdict: {verdict}"), line
-    assert code == EXIT[verdict.split()[0]]
+    assert_verdict(write_script(tmp_path, DYNAMO_REWORDED.format(message=message)), verdict)
 
 
 # torch.compile's own error, where the issue quotes none: the title says the compile fails.
@@ -298,9 +302,7 @@ COMPILE_FAILS = """
 def test_torch_compiles_own_error_is_an_error_of_torch(
     tmp_path: Path, mark: str, verdict: str
 ) -> None:
-    code, line = run(write_script(tmp_path, COMPILE_FAILS.format(mark=mark)))
-    assert line.startswith(f"contribkit-verdict: {verdict}"), line
-    assert code == EXIT[verdict.split()[0]]
+    assert_verdict(write_script(tmp_path, COMPILE_FAILS.format(mark=mark)), verdict)
 
 
 BACKEND_MISSING = """
@@ -322,9 +324,7 @@ def test_a_compile_backend_not_installed_here_is_no_error_of_torch(
 ) -> None:
     """``InvalidBackend`` (not registered here), ``BackendCompilerFailed`` from an ImportError
     (registered, its package missing): the machine's, not the issue's."""
-    code, line = run(write_script(tmp_path, BACKEND_MISSING.format(backend=backend)))
-    assert line.startswith("contribkit-verdict: CANNOT_RUN"), line
-    assert code == 125
+    assert_verdict(write_script(tmp_path, BACKEND_MISSING.format(backend=backend)), "CANNOT_RUN")
 
 
 OPTIMIZE_FAILS = """
@@ -350,9 +350,7 @@ def test_the_recording_is_not_traced_by_dynamo_entries_other_than_torch_compile(
 ) -> None:
     """The recording mode stays on the stack under ``torch._dynamo.optimize``; dynamo must not
     trace it (it would fail on the recorder's frame inspection and call that the bug)."""
-    code, line = run(write_script(tmp_path, OPTIMIZE_FAILS))
-    assert line.startswith("contribkit-verdict: NOT_REPRODUCED [no-error]"), line
-    assert code == 0
+    assert_verdict(write_script(tmp_path, OPTIMIZE_FAILS), "NOT_REPRODUCED [no-error]")
 
 
 # A comment that may hold the value wanted, or a shape: it decides only while it still shows.
@@ -388,9 +386,7 @@ def test_a_value_comment_decides_only_while_it_shows(
     tmp_path: Path, title: str, prose: str, correction: int, comment: str, verdict: str
 ) -> None:
     body = WEAK_COMMENT.format(title=title, prose=prose, correction=correction, comment=comment)
-    code, line = run(write_script(tmp_path, body))
-    assert line.startswith(f"contribkit-verdict: {verdict}"), line
-    assert code == EXIT[verdict.split()[0]]
+    assert_verdict(write_script(tmp_path, body), verdict)
 
 
 def test_a_decorated_def_in_a_transcript_is_marked_before_its_decorator(tmp_path: Path) -> None:
