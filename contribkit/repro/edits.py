@@ -356,10 +356,15 @@ def _mark_outputs(
     comments = _comments(lines)
     spans: list[Edit] = []
     echoed = 0
+    # Value comments count where the code's last bare expression (its bug line, as a rule)
+    # has one: not where they only show lines the prose calls right (`x.var()  # returns 0.5`
+    # above the call that goes wrong).
+    bare = [s for s in tree.body if isinstance(s, ast.Expr) and not _is_print(s)]
+    commented = bool(bare) and _value_comment(bare[-1], comments) is not None
     for index, stmt in enumerate(tree.body):
         shown = _quoted_after(stmt, lines, comments)
         weak = shown is None
-        shown = _value_comment(stmt, comments) if weak else shown
+        shown = _value_comment(stmt, comments) if weak and commented else shown
         last = index == len(tree.body) - 1
         echo = (
             isinstance(stmt, ast.Expr)

@@ -88,7 +88,8 @@ _EXPECTS_ERROR = re.compile(
 _NUMERIC_ERROR = re.compile(
     r"\b(?:relative|absolute|abs|max(?:imum)?|mean|average|avg|numerical|numeric|rounding"
     r"|round-?off|approximation|precision|quantization|truncation|squared|reconstruction"
-    r"|floating[\s-]point|accumulated|accumulation|L[12]|rel|total|tolerance|timeout|time-?out)"
+    r"|floating[\s-]point|accumulated|accumulation|L[12]|rel|total|tolerance|timeout|time-?out"
+    r"|large|big|huge|significant|high|small|tiny)"
     r"[\s_-]+errors?\b|\berrors?\s+(?:of|is|was|between|against|vs\.?|compared|tolerance|\d)",
     re.I,
 )
@@ -274,6 +275,8 @@ def gather_evidence(
             found["about_message"] = True
         if edited.made_inputs:  # an error from inputs we made is no evidence of the issue's
             found["inputs_made"] = True
+        if reports_error(issue.title or "", ""):  # torch.compile's own error may count
+            found["title_fails"] = True
         ev.oracles.append("no-error")
         ev.why.append("the issue reports an error (no traceback): a clean run does not reproduce")
     found["deterministic"] = edited.deterministic

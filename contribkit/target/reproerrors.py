@@ -103,6 +103,8 @@ def _words(message: str, op: str) -> "set[str]":
 
 
 _FROM_RUNTIME_ERROR = {"ValueError", "IndexError", "NotImplementedError"}
+# Oracles whose complaint is not an error: a compiled call failing otherwise says nothing of it.
+_OTHER_COMPLAINTS = ("check_oracle", "recompiles", "graph_breaks", "stated", "units", "own_checks")
 # BackendCompilerFailed's prefix, the same for every failure of a backend: not shared words.
 _BACKEND = re.compile(r"\bbackend=(['\"])[^'\"]*\1\s+raised:")
 
@@ -180,7 +182,11 @@ def classify_error(
         detail = "raises " + describe(exc) + " instead of crashing"
         return "NOT_REPRODUCED", detail, "crash"
     if not raised_op and raised_in_compile(exc, main_file()):
-        raised_op, by_torch = "torch.compile", True  # its error is torch's, as an op's is
+        raised_op = "torch.compile"  # its error is torch's, as an op's is, where the title
+        # says the code fails and no other oracle says what the complaint is (values, breaks)
+        by_torch = bool(evidence.get("title_fails")) and not any(
+            evidence.get(key) for key in _OTHER_COMPLAINTS
+        )
     if sig and _reworded(exc, sig, evidence, raised_op):
         detail = "raises " + describe(exc) + "; the issue reports " + signature_text(sig)[:160]
         return "REPRODUCED", detail + ": the same error from the same operation, reworded", "error"

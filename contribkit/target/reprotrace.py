@@ -86,6 +86,8 @@ def raised_in_compile(exc: BaseException, script: str) -> bool:
     inner = getattr(exc, "inner_exception", None) or exc.__cause__
     if isinstance(inner, (ImportError, OSError)):  # "Please install apache-tvm"
         return False
+    if "Observed exception" in str(exc):  # the code's own exception, which dynamo traced
+        return False
     tb = exc.__traceback__
     seen_script = False
     here = os.path.abspath(__file__)

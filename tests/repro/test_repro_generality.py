@@ -278,7 +278,7 @@ def test_torch_compiles_own_error_reworded_is_the_same_failure(
 
 # torch.compile's own error, where the issue quotes none: the title says the compile fails.
 COMPILE_FAILS = """
-    mark_dynamic hard fails the compile when the code makes the dimension static
+    My comparison with eager below fails.
 
     '''python
     import torch
@@ -294,15 +294,64 @@ COMPILE_FAILS = """
 """
 
 
+FAILS = "mark_dynamic hard fails the compile when the code makes the dimension static"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("mark", "verdict"),
-    [("mark_dynamic", "REPRODUCED [error]"), ("maybe_mark_dynamic", "NOT_REPRODUCED [no-error]")],
+    ("title", "mark", "verdict"),
+    [
+        (FAILS, "mark_dynamic", "REPRODUCED [error]"),
+        (FAILS, "maybe_mark_dynamic", "NOT_REPRODUCED [no-error]"),
+        # the complaint is values: a compile failing otherwise says nothing of them
+        ("torch.compile returns other values than eager", "mark_dynamic", "CANNOT_RUN"),
+    ],
 )
-def test_torch_compiles_own_error_is_an_error_of_torch(
-    tmp_path: Path, mark: str, verdict: str
+def test_torch_compiles_own_error_is_torchs_where_the_title_says_it_fails(
+    tmp_path: Path, title: str, mark: str, verdict: str
 ) -> None:
-    assert_verdict(write_script(tmp_path, COMPILE_FAILS.format(mark=mark)), verdict)
+    script = write_script(tmp_path, COMPILE_FAILS.format(mark=mark), title=title)
+    assert_verdict(script, verdict)
+
+
+OWN_EXCEPTION = """
+    It fails with an error. Eager works fine.
+
+    '''python
+    import torch
+
+    class M(torch.nn.Module):
+        def forward(self, x):
+            if x.dim() == 2:
+                raise ValueError("expected a 3-d input")
+            return x * 2
+
+    print(torch.compile(M(), fullgraph=True, backend="eager")(torch.randn(2, 3)))
+    '''
+"""
+
+
+@pytest.mark.slow
+def test_the_codes_own_exception_traced_by_dynamo_is_no_error_of_torch(tmp_path: Path) -> None:
+    title = "torch.compile fails on a model with a shape check"
+    assert_verdict(write_script(tmp_path, OWN_EXCEPTION, title=title), "CANNOT_RUN")
+
+
+VALUE_ABOVE_THE_BUG = """
+    The default is right, but a correction above the count gives a negative variance.
+
+    '''python
+    import torch
+    x = torch.tensor([1.0, 2.0])
+    x.var()  # returns tensor(0.5000)
+    x.var(correction=3)
+    '''
+"""
+
+
+@pytest.mark.slow
+def test_a_value_comment_only_above_the_bug_line_decides_nothing(tmp_path: Path) -> None:
+    assert_verdict(write_script(tmp_path, VALUE_ABOVE_THE_BUG), "CANNOT_RUN")
 
 
 BACKEND_MISSING = """

@@ -307,12 +307,15 @@ def signatures(traceback_scans: list[Scan], scans: list[Scan], title: str) -> li
             elif isinstance(item, Block) and item.code.kind in ("python", "repl"):
                 for comment in _code_comments(item.code.text):
                     mentions.extend(_text_signatures(comment))
+    titled: list[Signature] = []
     if not _REQUEST_TITLE.match(title):  # "Raise ValueError instead of ...": a request
-        mentions.extend(_text_signatures(title))
+        titled = list(_text_signatures(title))
+        mentions.extend(titled)
         mentions.extend(_title_signatures(title))
     for mention in mentions:
+        # only the title's: the prose may quote an error it met before ("at first I got …")
         cut = next((i for i, f in enumerate(found) if _message_cut(f, mention)), None)
-        if cut is not None:
+        if cut is not None and mention in titled:
             found[cut] = replace(found[cut], message=mention.message)
         elif not any(_same_failure(mention, earlier) for earlier in found):
             found.append(mention)
@@ -321,7 +324,7 @@ def signatures(traceback_scans: list[Scan], scans: list[Scan], title: str) -> li
 
 def _message_cut(earlier: Signature, mention: Signature) -> bool:
     """A traceback whose last line lost its message (``RuntimeError:`` and the body cut there,
-    a message on lines the copy dropped) while the title or prose quotes the same type whole:
+    a message on lines the copy dropped) while the title quotes the same type whole:
     ``throws "RuntimeError: Overflow when unpacking long"``. The quoted message is its message."""
     return (
         earlier.origin == "traceback"
