@@ -474,3 +474,32 @@ def test_a_decorated_def_in_a_transcript_is_marked_before_its_decorator(tmp_path
 def test_which_comments_are_quoted_output(code: str, quoted: list[list[str]]) -> None:
     edited = edit_code("import torch\nr = torch.ones(2)\n" + code)
     assert [unit["actual"] for unit in edited.units] == quoted
+
+
+@pytest.mark.parametrize(
+    ("prose", "oracle"),
+    [
+        ("With fullgraph=True it fails with an error.", True),
+        ("The max abs error against eager is 0.3 with fullgraph=True.", False),  # numerical
+        ("There is no error with fullgraph=True, but the values differ.", False),
+    ],
+)
+def test_the_graph_break_oracle_needs_a_reported_failure(
+    tmp_path: Path, prose: str, oracle: bool
+) -> None:
+    body = f"""
+        {prose}
+
+        '''python
+        import torch
+
+        @torch.compile(fullgraph=True, backend="eager")
+        def f(x):
+            print("here")
+            return x * 2
+
+        print(f(torch.ones(2)))
+        '''
+    """
+    text = write_script(tmp_path, body).read_text()
+    assert ('"graph_break": True' in text) is oracle
