@@ -22,6 +22,7 @@ from contribkit.repro.statedvalues import StatedValue, section_pair, stated_valu
 from contribkit.repro.warned import WARNING_SHOWN, quoted_blocks, warning_claim
 
 # A process crash, not "it crashes" (which often means it raises): that needs a signature.
+_CRASHES = re.compile(r"\bcrash(?:es|ed|ing)?\b", re.I)
 _CRASH = re.compile(
     r"segmentation\s+fault|seg\s?fault|\bSIGSEGV\b|\bSIGFPE\b|\bSIGABRT\b|\bSIGILL\b|\bSIGBUS\b"
     r"|floating[\s-]point\s+exception|core\s+dumped|illegal\s+instruction|\bbus\s+error\b",
@@ -88,9 +89,12 @@ _EXPECTS_ERROR = re.compile(
 _NUMERIC_ERROR = re.compile(
     r"\b(?:relative|absolute|abs|max(?:imum)?|mean|average|avg|numerical|numeric|rounding"
     r"|round-?off|approximation|precision|quantization|truncation|squared|reconstruction"
-    r"|floating[\s-]point|accumulated|accumulation|L[12]|rel|total|tolerance|timeout|time-?out"
-    r"|large|big|huge|significant|high|small|tiny)"
-    r"[\s_-]+errors?\b|\berrors?\s+(?:of|is|was|between|against|vs\.?|compared|tolerance|\d)",
+    r"|floating[\s-]point|accumulated|accumulation|L[12]|rel|total|tolerance|timeout|time-?out)"
+    r"[\s_-]+errors?\b|\berrors?\s+(?:of|is|was|between|against|vs\.?|compared|tolerance|\d)"
+    # "a large error in the output": a size of error is numerical only said of values (a
+    # "huge error" alone is as often a long traceback)
+    r"|\b(?:large|big|huge|significant|high|small|tiny)\s+errors?\s+(?:in|on|for)\s+(?:the\s+)?"
+    r"(?:outputs?|results?|values?|gradients?|grads?|loss|predictions?)\b",
     re.I,
 )
 # An error that is absent ("there is no error", "without an error"): not a reported failure.
@@ -103,7 +107,8 @@ _NO_ERROR = re.compile(
 _MISSING_ERROR = re.compile(
     r"\bsilently\b|\b(?:should|expected?\s+to|supposed\s+to|ought\s+to)\s+(?:\w+\s+)?"
     r"(?:raise|throw|error|fail|warn)|\b(?:does\s*n[o']t|did\s*n[o']t|never)\s+"
-    r"(?:raise|throw|error|fail)|\bDID NOT RAISE\b"
+    r"(?:raise|throw|error|fail)|\bfail(?:s|ed)?\s+to\s+(?:raise|throw|error|warn)\b"
+    r"|\bDID NOT RAISE\b"
     # an error wanted, not met: "returns garbage instead of an error", "I would expect an
     # error", "it would be better to raise"; not "warn instead of error" (the error is met)
     r"|\b(?:returns?|returned|gives?|gave|produces?|outputs?|succeeds?|works|runs)\b[^.\n]{0,60}?"
@@ -174,11 +179,25 @@ def reports_error(text: str, code: str) -> bool:
     """The issue says the code fails with an error (in its prose or the code's comments), so
     that a clean run does not reproduce it: not an error that is missing, not a numerical
     error ("the max error is 0.5"), not "no error", and not a slowness or memory report."""
+    return says_it_fails(text, code) and not _PERFORMANCE.search(_reporters_words(text, code))
+
+
+def says_it_fails(text: str, code: str) -> bool:
+    """:func:`reports_error`, where a slowness may be said beside the failure (graph breaks
+    that slow a model down, and a fullgraph compile that fails)."""
     said = _reporters_words(text, code)
-    if _MISSING_ERROR.search(said) or _PERFORMANCE.search(said):
+    if _MISSING_ERROR.search(said):
         return False
-    said = _NO_ERROR.sub(" ", _NUMERIC_ERROR.sub(" ", said))
+    said = _NO_ERROR.sub(" ", _NUMERIC_ERROR.sub(" ", _FAILS_TO.sub(" ", said)))
     return bool(_ERROR_WORDS.search(said))
+
+
+# "fails to match eager", "failed to converge": a result that is wrong, not an error raised;
+# "fails to compile", "fails to export" stay failures.
+_FAILS_TO = re.compile(
+    r"\bfail(?:s|ed|ing)?\s+to\s+(?!compile|run|build|load|import|trace|export|lower|execute)\w+",
+    re.I,
+)
 
 
 @dataclass
@@ -275,7 +294,8 @@ def gather_evidence(
             found["about_message"] = True
         if edited.made_inputs:  # an error from inputs we made is no evidence of the issue's
             found["inputs_made"] = True
-        if reports_error(issue.title or "", ""):  # torch.compile's own error may count
+        title = issue.title or ""
+        if reports_error(title, "") or _CRASHES.search(title):  # torch.compile's error may count
             found["title_fails"] = True
         ev.oracles.append("no-error")
         ev.why.append("the issue reports an error (no traceback): a clean run does not reproduce")
@@ -328,8 +348,10 @@ def _compile_oracles(
 ) -> None:
     """The oracles of code that calls torch.compile: graph breaks (fullgraph or counted) and
     recompiles."""
-    # not a numerical error ("the max abs error is 0.3"), a missing one, nor "no error"
-    if _FULLGRAPH.search(code_text) and reports_error(text, code_text):
+    # not a numerical error ("the max abs error is 0.3"), a missing one, nor "no error"; nor
+    # where the complaint is the error's wording (whether a new one is still bad is a judgement)
+    fails = says_it_fails(text, code_text) and not about_message(text, code_text)
+    if _FULLGRAPH.search(code_text) and fails:
         found["graph_break"] = True
         ev.oracles.append("graph-break")
         ev.why.append("a fullgraph=True compile the issue says fails: a graph break reproduces it")

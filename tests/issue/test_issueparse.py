@@ -964,6 +964,11 @@ def test_traceback_signature_wins_over_text_and_duplicates_are_dropped() -> None
             "",
             "traceback: RuntimeError: Overflow when unpacking long",
         ),
+        (
+            "Overflow in torch.tensor",
+            "It fails with `RuntimeError: Overflow when unpacking long`.",
+            "traceback: RuntimeError: Overflow when unpacking long",
+        ),
         (  # the prose may quote an error met before, not this one
             "Overflow in torch.tensor",
             "At first I got `RuntimeError: Overflow when unpacking long`, which I fixed.",
@@ -971,7 +976,7 @@ def test_traceback_signature_wins_over_text_and_duplicates_are_dropped() -> None
         ),
     ],
 )
-def test_a_traceback_cut_before_its_message_takes_the_titles(
+def test_a_traceback_cut_before_its_message_takes_the_quoted_one(
     title: str, prose: str, first: str
 ) -> None:
     body = md(

@@ -303,8 +303,14 @@ FAILS = "mark_dynamic hard fails the compile when the code makes the dimension s
     [
         (FAILS, "mark_dynamic", "REPRODUCED [error]"),
         (FAILS, "maybe_mark_dynamic", "NOT_REPRODUCED [no-error]"),
+        (
+            "torch.compile crashes with mark_dynamic on a static dimension",
+            "mark_dynamic",
+            "REPRODUCED [error]",
+        ),
         # the complaint is values: a compile failing otherwise says nothing of them
         ("torch.compile returns other values than eager", "mark_dynamic", "CANNOT_RUN"),
+        ("compiled output fails to match eager with mark_dynamic", "mark_dynamic", "CANNOT_RUN"),
     ],
 )
 def test_torch_compiles_own_error_is_torchs_where_the_title_says_it_fails(
@@ -482,6 +488,8 @@ def test_which_comments_are_quoted_output(code: str, quoted: list[list[str]]) ->
         ("With fullgraph=True it fails with an error.", True),
         ("The max abs error against eager is 0.3 with fullgraph=True.", False),  # numerical
         ("There is no error with fullgraph=True, but the values differ.", False),
+        ("It is slow from graph breaks, and with fullgraph=True it fails.", True),
+        ("A confusing error message with fullgraph=True.", False),  # its wording
     ],
 )
 def test_the_graph_break_oracle_needs_a_reported_failure(

@@ -300,31 +300,43 @@ def signatures(traceback_scans: list[Scan], scans: list[Scan], title: str) -> li
             if block.code.kind == "traceback":
                 found.extend(_traceback_signatures(block.code.text))
     mentions: list[Signature] = []
+    fillers: list[Signature] = []  # mentions whose message may fill a traceback's cut one
     for scan in scans:
         for item in document_order(scan):
             if isinstance(item, Prose) and not item.has_traceback:
-                mentions.extend(_text_signatures(item.text))
+                said = list(_text_signatures(item.text))
+                mentions.extend(said)
+                if not _EARLIER.search(item.text):
+                    fillers.extend(said)
             elif isinstance(item, Block) and item.code.kind in ("python", "repl"):
                 for comment in _code_comments(item.code.text):
                     mentions.extend(_text_signatures(comment))
-    titled: list[Signature] = []
     if not _REQUEST_TITLE.match(title):  # "Raise ValueError instead of ...": a request
         titled = list(_text_signatures(title))
         mentions.extend(titled)
+        fillers.extend(titled)
         mentions.extend(_title_signatures(title))
     for mention in mentions:
-        # only the title's: the prose may quote an error it met before ("at first I got …")
         cut = next((i for i, f in enumerate(found) if _message_cut(f, mention)), None)
-        if cut is not None and mention in titled:
+        if cut is not None and any(mention is f for f in fillers):
             found[cut] = replace(found[cut], message=mention.message)
         elif not any(_same_failure(mention, earlier) for earlier in found):
             found.append(mention)
     return found
 
 
+# A paragraph that tells of an error met before this one: "At first I got X, which I fixed".
+_EARLIER = re.compile(
+    r"\b(?:at\s+first|first\s+I|initially|previously|earlier|before\s+that|used\s+to"
+    r"|(?:which|that)\s+I\s+(?:fixed|solved|resolved|worked\s+around))\b",
+    re.I,
+)
+
+
 def _message_cut(earlier: Signature, mention: Signature) -> bool:
     """A traceback whose last line lost its message (``RuntimeError:`` and the body cut there,
-    a message on lines the copy dropped) while the title quotes the same type whole:
+    a message on lines the copy dropped) while the title or the prose quotes the same type
+    whole (not a paragraph telling of an error met before, see _EARLIER):
     ``throws "RuntimeError: Overflow when unpacking long"``. The quoted message is its message."""
     return (
         earlier.origin == "traceback"
