@@ -21,8 +21,9 @@ from contribkit.repro.edits import EditedCode
 from contribkit.repro.statedvalues import StatedValue, section_pair, stated_values
 from contribkit.repro.warned import WARNING_SHOWN, quoted_blocks, warning_claim
 
-# A process crash, not "it crashes" (which often means it raises): that needs a signature.
+# "torch.compile crashes with …" in a title: a failure, which a raised error shows.
 _CRASHES = re.compile(r"\bcrash(?:es|ed|ing)?\b", re.I)
+# A process crash, not "it crashes" (which often means it raises): that needs a signature.
 _CRASH = re.compile(
     r"segmentation\s+fault|seg\s?fault|\bSIGSEGV\b|\bSIGFPE\b|\bSIGABRT\b|\bSIGILL\b|\bSIGBUS\b"
     r"|floating[\s-]point\s+exception|core\s+dumped|illegal\s+instruction|\bbus\s+error\b",

@@ -17,7 +17,12 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 # contribkit:judge-import (the runtime module holds the other files' text above instead)
 from contribkit.target.reproconfine import Confined
-from contribkit.target.reprojudge import comparable_lines, describe, signal_name
+from contribkit.target.reprojudge import (
+    _NUMBER_TOKEN,
+    comparable_lines,
+    describe,
+    signal_name,
+)
 from contribkit.target.reprotrace import dynamo_counts
 
 # contribkit:end-judge-import
@@ -51,7 +56,6 @@ EXPECT_RUN_EXIT = 3  # a two-run child that wrote what it did
 TWO_RUNS = ("compile-vs-eager", "device-vs-cpu")
 _CODE_ERRORS = ("NameError", "AttributeError", "ImportError", "SyntaxError", "UnboundLocalError")
 _RESOURCE = re.compile(r"out of memory|can't allocate memory|cannot allocate memory", re.I)
-_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)\b")
 _VALUE = re.compile(r"\d|\bTrue\b|\bFalse\b|\bnan\b|\binf\b")
 
 
@@ -149,9 +153,9 @@ def same_printed(first: str, second: str) -> bool:
     a, b = "".join(first.split()), "".join(second.split())
     if a == b:
         return True
-    if _NUMBER.split(a) != _NUMBER.split(b):
+    if _NUMBER_TOKEN.split(a) != _NUMBER_TOKEN.split(b):
         return False
-    x, y = _NUMBER.findall(a), _NUMBER.findall(b)
+    x, y = _NUMBER_TOKEN.findall(a), _NUMBER_TOKEN.findall(b)
     return len(x) == len(y) and all(_close(p, q) for p, q in zip(x, y))
 
 

@@ -21,9 +21,6 @@ _PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.+~-]+){2,}[\\/]?")
 _SPACE = re.compile(r"\s+")
 
 
-_NUMBER = re.compile(r"\d+")
-
-
 def normalise_message(message: str) -> str:
     """The comparable part of an exception message: its first line, addresses/ids/paths masked."""
     lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
@@ -50,8 +47,8 @@ def signature_matches(exc: BaseException, exc_type: str, message: str) -> bool:
 
 def message_matches(message: str, text: str) -> bool:
     """True when the normalised ``text`` is the issue's normalised error ``message``."""
-    want = _NUMBER.sub("<n>", message)
-    got = _NUMBER.sub("<n>", text)
+    want = _NUMBER_TOKEN.sub("<n>", message)
+    got = _NUMBER_TOKEN.sub("<n>", text)
     if not got:
         return False
     if want == got or (len(want) >= 10 and want in got) or (len(got) >= 10 and got in want):
@@ -270,7 +267,7 @@ def judge_runs(first: List[str], second: List[str]) -> "tuple[str, str]":
         if a != b:
             detail = "line %d: %r, then %r" % (index + 1, a[:80], b[:80])
             return "REPRODUCED", "two runs with the same seeds printed different output: " + detail
-    if not any(_NUMBER.search(line) or "True" in line or "False" in line for line in first):
+    if not any(_NUMBER_TOKEN.search(line) or "True" in line or "False" in line for line in first):
         return "CANNOT_RUN", "two runs printed no value the computation gives: print them"
     shapes: Dict[str, str] = {}
     for line in first:

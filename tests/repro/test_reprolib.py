@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import ast
+from collections import Counter
+from importlib import resources
+
 import pytest
 
+from contribkit.repro.plan import RUNTIME_FILES
 from contribkit.target.reproerrors import classify_error, eager_only_error, signature_text
 from contribkit.target.reprojudge import (
     judge_agreement,
@@ -391,3 +396,17 @@ def test_whole_values_of_fresh_random_draws_may_agree_by_chance() -> None:
     assert judge_agreement(flags) is not None and judge_agreement(flags, draws=True) is None
     assert judge_agreement(dropped) is not None and judge_agreement(dropped, draws=True) is None
     assert judge_agreement(fractions, draws=True) is not None
+
+
+def test_the_runtime_files_define_each_name_once() -> None:
+    """The runtime joins its files into one module (repro.plan.runtime_source): a name two of
+    them define would be the later file's everywhere, unlike in the package the tests import."""
+    names: Counter[str] = Counter()
+    for name in RUNTIME_FILES:
+        tree = ast.parse(resources.files("contribkit.target").joinpath(name).read_text())
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                names[node.name] += 1
+            elif isinstance(node, ast.Assign):
+                names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    assert [name for name, count in names.items() if count > 1] == []
