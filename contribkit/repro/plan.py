@@ -39,6 +39,7 @@ _RENDER_SOURCES = (
     "repro",
     "target/reprosecrets.py",
     "target/reprojudge.py",
+    "target/reprorules.py",
     "target/reproconfine.py",
     "target/reproexpect.py",
     "target/reprotrace.py",
@@ -123,6 +124,7 @@ def plan_for(
 RUNTIME_FILES = (  # joined in this order
     "reprosecrets.py",
     "reprojudge.py",
+    "reprorules.py",
     "reproconfine.py",
     "reproexpect.py",
     "reprotrace.py",

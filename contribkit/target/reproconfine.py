@@ -1,4 +1,4 @@
-# contribkit repro runtime, part 2: confinement. Embedded verbatim in every generated repro
+# contribkit repro runtime, part 3: confinement. Embedded verbatim in every generated repro
 # script after reprojudge.py and before reprolib.py, so it is standard-library only, runs on
 # Python 3.9+, and has no __future__ imports. contribkit itself imports its constants (the
 # secret and socket variable names): one list for the script and for contribkit's children.

@@ -1,4 +1,4 @@
-# contribkit repro runtime, part 5: what an error the issue's code raised says (pure, no state):
+# contribkit repro runtime, part 6: what an error the issue's code raised says (pure, no state):
 # the issue's own failure, the snippet's own breakage (a missing name or module), a machine short
 # of memory or of a build tool, or an error eager raises where the compiled call returns.
 # Embedded verbatim in every generated repro script after reproexpect.py and before reprolib.py
@@ -11,7 +11,8 @@ from typing import Any, Callable, Dict, Optional
 
 # contribkit:judge-import (the runtime module holds the other files' text above instead)
 from contribkit.target.reproexpect import code_error, resource_error, toolchain_error
-from contribkit.target.reprojudge import describe, same_op, signature_matches
+from contribkit.target.reprojudge import describe, signature_matches
+from contribkit.target.reprorules import same_op
 from contribkit.target.reprotrace import main_file, raised_in_compile
 
 # contribkit:end-judge-import

@@ -1,4 +1,4 @@
-# contribkit repro runtime, part 3: the user's oracle (`--expect KIND[:ARG]`). Embedded verbatim
+# contribkit repro runtime, part 4: the user's oracle (`--expect KIND[:ARG]`). Embedded verbatim
 # in every generated repro script after reprojudge.py and before reprolib.py (this file's import
 # of the first is dropped there), so it is standard-library only, runs on Python 3.9+, and has no
 # __future__ imports. The Repro driver (reprolib.py) makes a UserOracle when the repro or its

@@ -1,4 +1,4 @@
-# contribkit repro runtime, part 6: the Repro driver. Embedded verbatim in every generated repro
+# contribkit repro runtime, part 7: the Repro driver. Embedded verbatim in every generated repro
 # script after reprojudge.py (the judging functions), reprotrace.py (the execution evidence) and
 # reproerrors.py (what a raised error says; this file's import of them is dropped there), so it
 # is standard-library only, runs on Python 3.9+, and has no __future__ imports.
@@ -34,10 +34,7 @@ from contribkit.target.reproexpect import (
     code_error,
 )
 from contribkit.target.reprojudge import (
-    CAUGHT,
-    DEVICE_GAP,
     describe,
-    evidence_rule,
     judge_recompiles,
     judge_runs,
     judge_stated,
@@ -46,9 +43,9 @@ from contribkit.target.reprojudge import (
     normalise_message,
     printed_signature,
     signal_name,
-    undecided,
     unit_outputs,
 )
+from contribkit.target.reprorules import CAUGHT, DEVICE_GAP, evidence_rule, undecided
 from contribkit.target.reprotrace import (
     EVIDENCE_ENV,
     EVIDENCE_PREFIX,

@@ -1,4 +1,4 @@
-# contribkit repro runtime, part 4: the execution evidence (what the code ran, and a tee
+# contribkit repro runtime, part 5: the execution evidence (what the code ran, and a tee
 # of what it printed). Embedded verbatim in every generated repro script between reprojudge.py
 # and reprolib.py (see contribkit.repro.plan.runtime_source), so it is standard-library only
 # (torch is imported when recording starts), runs on Python 3.9+, and has no __future__ imports.

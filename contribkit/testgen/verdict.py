@@ -20,7 +20,7 @@ from contribkit.core.errors import BadInput
 from contribkit.core.sandbox import Sandbox
 from contribkit.core.verdict import parse_verdict
 from contribkit.run.record import records_newest_first
-from contribkit.target.reprojudge import UNDECIDED_OUTPUT
+from contribkit.target.reprorules import UNDECIDED_OUTPUT
 
 # CANNOT_RUN details that say a device is missing (reprolib's wording), and the device.
 _NO_DEVICE = {

@@ -24,7 +24,7 @@ from contribkit.repro.codefacts import analyse
 from contribkit.repro.edits import edit_code
 from contribkit.repro.evidence import compiled_object_only, failure_unwanted, issue_claims
 from contribkit.repro.plan import plan_repro
-from contribkit.target.reprojudge import (
+from contribkit.target.reprorules import (
     DEVICE_GAP,
     evidence_rule,
     missing_for_absence,
