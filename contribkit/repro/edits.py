@@ -31,7 +31,9 @@ from contribkit.repro.codefacts import (
     tree_nodes,
 )
 from contribkit.repro.freenames import FreeTensors, define_free_tensors
+from contribkit.repro.missingerror import claimed_statement, mark_claimed
 from contribkit.repro.modelcall import model_call
+from contribkit.repro.printedpair import mark_pair
 from contribkit.repro.reference import recomputed_reference
 
 # Free names a snippet uses without importing them -> the import a human adds.
@@ -83,6 +85,9 @@ class EditedCode:
     uses_random: bool = False
     draws: bool = False  # a random op that draws at every call (not a module's weights)
     made_inputs: bool = False  # inputs the issue never wrote were made (a model's, a tensor's)
+    pair: list[int] = field(default_factory=list)  # units of two prints claimed to disagree
+    raises_unit: int = 0  # the unit of the statement a comment says should raise
+    fails_as_expected: bool = False  # another line's comment shows an error wanted there
 
 
 def edit_code(code: str, prose: str = "", inline: int = 0) -> EditedCode:
@@ -99,6 +104,10 @@ def edit_code(code: str, prose: str = "", inline: int = 0) -> EditedCode:
     bound, loaded = _names(tree)
     spans += _hoist_future(tree, lines, result)
     spans += _mark_outputs(tree, lines, result, code, echo_all=bool(inline))
+    if not result.units:  # quoted output decides first
+        marks, result.pair = mark_pair(tree, prose, 1)
+        spans += marks
+    spans += _mark_claimed(tree, lines, result)
     calls = _uncalled(tree, loaded, result)
     model = model_call(tree, loaded, prose)
     if model is not None:
@@ -409,6 +418,15 @@ def _mark_outputs(
     return spans
 
 
+def _mark_claimed(tree: ast.Module, lines: list[str], result: EditedCode) -> list[Edit]:
+    """Mark the statement a comment says should raise (contribkit.repro.missingerror)."""
+    stmt, result.fails_as_expected = claimed_statement(tree, lines, _comments(lines))
+    if stmt is None:
+        return []
+    result.raises_unit = len(result.units) + len(result.pair) + 1
+    return mark_claimed(stmt, result.raises_unit)
+
+
 def _compound(stmt: ast.stmt) -> bool:
     """``for``, ``with``, ``try``, ``def``, ``match``…: a statement that holds statements."""
     return isinstance(getattr(stmt, "body", None), list) or isinstance(stmt, ast.Match)
@@ -512,6 +530,10 @@ def _is_check(node: ast.AST) -> bool:
 
 
 def _precondition(node: ast.Assert) -> bool:
+    """An assert that checks no result: of the machine or version, or a constant (the
+    ``assert True`` a test written for an issue ends with)."""
+    if isinstance(node.test, ast.Constant):
+        return True
     text = ast.unparse(node.test)
     return bool(re.search(r"is_available|__version__|version|device_count|isinstance", text))
 

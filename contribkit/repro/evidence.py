@@ -18,6 +18,7 @@ from contribkit.issue.model import Issue, ParsedIssue, Signature
 from contribkit.issue.parse.transcripts import prose_only
 from contribkit.repro.codefacts import CodeFacts, parse_code
 from contribkit.repro.edits import EditedCode
+from contribkit.repro.missingerror import SHOULD_RAISE
 from contribkit.repro.statedvalues import StatedValue, section_pair, stated_values
 from contribkit.repro.warned import WARNING_SHOWN, quoted_blocks, warning_claim
 
@@ -139,6 +140,24 @@ _ABOUT_MESSAGE = re.compile(
     r"|\bshould\s+(?:be|raise|throw)\s+(?:an?\s+)?\w*(?:Error|Exception)\b",
     re.I,
 )
+# What an issue about an error's wording wants the message to say: "I'd expect it to tell me
+# overflow has happened", "the error should mention the dtype", "it would be helpful to include
+# the ID of the value". The word is the one after the verb and its pronouns and articles.
+_MESSAGE_WANTS = re.compile(
+    r"\b(?:expect(?:ed)?|want(?:ed)?|should|would\s+like|would\s+prefer|hope[ds]?|helpful\s+to"
+    r"|better\s+to|useful\s+to|nice\s+to)\b[^.\n]{0,40}?\b(?:tell|say|mention|state|report"
+    r"|include|indicate|name|explain)s?\s+(?:(?:me|us|the\s+user|that|about|an?|the|its|which"
+    r")\s+)*(?P<word>[A-Za-z][\w-]+)",
+    re.I,
+)
+# Words after the verb that say nothing of what the message should hold.
+_NOT_WANTED_WORDS = {
+    "what", "why", "where", "how", "when", "whether", "if", "something", "more", "exactly",
+    "clearly", "explicitly", "it", "this", "there", "so", "is", "was", "has", "error",
+    "message", "problem", "issue", "user", "wrong", "went", "happened", "correct", "right",
+}  # fmt: skip
+
+
 # A reported error that is a failure of torch itself (an internal assert, a memory fault, a
 # library status): its fix is often a clear error raised on the same input.
 _LOW_LEVEL = re.compile(
@@ -174,6 +193,19 @@ def about_message(text: str, code: str) -> bool:
     error deep in the kernel"), read in the prose and the code's comments."""
     said = _reporters_words(text, code)
     return bool(_ABOUT_MESSAGE.search(said))
+
+
+def message_wants(text: str, code: str) -> list[str]:
+    """The words an issue about an error's wording says the message should hold ("I'd expect
+    it to tell me overflow has happened": ``overflow``); none where the issue is not about the
+    message. Class: an overflow reported as a type error ("I'd expect it to tell me overflow has
+    happened", pytorch 48114 by ezyang); tensors on two GPUs reported as a failed assertion
+    ("say which gpus the tensors live on", pytorch 629 by pcmoritz)."""
+    if not about_message(text, code):
+        return []
+    said = _reporters_words(text, code)
+    words = [m.group("word").lower() for m in _MESSAGE_WANTS.finditer(said)]
+    return [w for w in dict.fromkeys(words) if w not in _NOT_WANTED_WORDS][:3]
 
 
 def reports_error(text: str, code: str) -> bool:
@@ -243,6 +275,9 @@ def gather_evidence(
             found["path_unseen"] = unseen
         if _swallows(edited, parsed.signature.exc_type):
             found["catches"] = True
+        wants = message_wants(text, parsed.code)
+        if wants:  # the message now saying these is the fix
+            found["message_wants"] = wants
     prose = prose_only(_report_body(parsed.body), parsed.code)
     _warning_oracle(ev, found, issue, parsed, prose)
     units = _quoted_units(edited, parsed, prose)
@@ -307,6 +342,17 @@ def gather_evidence(
     expected = bool(found.get("error_expected"))
     if failure_unwanted(text, code_text, parsed.signature, crash, expected):
         found["failure_unwanted"] = True
+    if edited.pair and not ev.oracles:  # the weakest claims: every other oracle decides first
+        found["pair"] = edited.pair
+        ev.oracles.append("printed-pair")
+        ev.why.append("the prose says the two values the code prints last differ")
+    said = f"{issue.title or ''}\n{prose}"
+    missing = _missing_error(edited, said, parsed) if not ev.oracles else None
+    if missing is not None:
+        found["missing_error"] = missing
+        ev.oracles.append("missing-error")
+        where = "a line of the code" if missing["unit"] else "the code"
+        ev.why.append(f"the issue says {where} should raise an error: a clean run reproduces")
     ev.runtime = found
     if not ev.oracles:
         ev.to_add = [
@@ -315,6 +361,19 @@ def gather_evidence(
             "the output the code prints now and the output it should print",
         ]
     return ev
+
+
+def _missing_error(edited: EditedCode, prose: str, parsed: ParsedIssue) -> dict[str, Any] | None:
+    """The error the issue says its code should raise (contribkit.repro.missingerror): said
+    of one statement (its unit) or, in the prose, of the code; None where neither says so, or
+    where the issue sets CPU against CUDA (one device's error is the behaviour wanted)."""
+    if parsed.signature is not None or parsed.contrasts_devices:
+        return None
+    if edited.raises_unit:
+        return {"unit": edited.raises_unit, "control": edited.fails_as_expected}
+    if SHOULD_RAISE.search(prose):
+        return {"unit": 0, "control": edited.fails_as_expected}
+    return None
 
 
 def _warning_oracle(

@@ -7,7 +7,7 @@
 # and has no __future__ imports.
 import os
 import re
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 # contribkit:judge-import (the runtime module holds the other files' text above instead)
 from contribkit.target.reproexpect import code_error, resource_error, toolchain_error
@@ -136,6 +136,40 @@ def _reworded(exc: BaseException, sig: Dict[str, str], evidence: Dict[str, Any],
     return kind not in _GENERIC or any(same_op(op, name) for name in named)
 
 
+def _says_wanted(exc: BaseException, sig: Dict[str, str], wanted: Optional[List[str]]) -> str:
+    """The word of ``wanted`` (what an issue about an error's wording wants its message to say,
+    evidence.message_wants) that the message of ``exc`` says and the quoted message did not,
+    for an error of the quoted class, where it says every word wanted: the complaint is
+    answered. "" otherwise."""
+    if not wanted or type(exc).__name__ != sig["exc_type"].rsplit(".", 1)[-1]:
+        return ""
+    quoted, now = sig.get("message", "").lower(), str(exc).lower()
+    if not all(re.search(r"\b" + re.escape(w), now) for w in wanted):
+        return ""
+    new = [w for w in wanted if not re.search(r"\b" + re.escape(w), quoted)]
+    return new[0] if new else ""
+
+
+def _missing_raised(
+    exc: BaseException, wanted: Dict[str, Any], open_unit: int, evidence: Dict[str, Any], op: str
+) -> str:
+    """Why the error a torch operation raised is the one the issue says is missing (see
+    contribkit.repro.missingerror), or "": raised in the statement the issue says should raise;
+    where it names none, an operation the title names (if it names any), and no line of the
+    code shows an error wanted elsewhere. Never the snippet's breakage, an API changed since,
+    the machine's, or an error from inputs the repro made."""
+    if _incidental(exc) or evidence.get("inputs_made"):
+        return ""
+    unit = wanted.get("unit") or 0
+    named = evidence.get("named_ops") or []
+    if unit and open_unit != unit:
+        return ""
+    if not unit and (wanted.get("control") or (named and not any(same_op(op, n) for n in named))):
+        return ""
+    where = "from the line the issue says should raise" if unit else "where the issue wants one"
+    return "raises " + describe(exc) + " " + where + ": the error is no longer missing"
+
+
 def _raised_here(exc: BaseException) -> bool:
     """``exc`` was raised by the script's own code (the issue's), not inside a library."""
     tb = exc.__traceback__
@@ -150,10 +184,12 @@ def classify_error(
     evidence: Dict[str, Any],
     by_torch: bool = False,
     raised_op: str = "",
+    open_unit: int = -1,
 ) -> "tuple[str, str, str]":
     """The verdict, detail and oracle for an exception the issue's code raised, given the
     issue's signature and the repro's evidence (see reprolib.Repro); ``by_torch``: a torch
-    operation of the issue's code raised it (the execution evidence), ``raised_op`` its name."""
+    operation of the issue's code raised it (the execution evidence), ``raised_op`` its name;
+    ``open_unit``: the unit of the code's statements it was raised in (-1: none)."""
     sig = signature
     names = {cls.__name__ for cls in type(exc).__mro__}
     if sig and signature_matches(exc, sig["exc_type"], sig.get("message", "")):
@@ -188,9 +224,18 @@ def classify_error(
         by_torch = bool(evidence.get("title_fails")) and not any(
             evidence.get(key) for key in _OTHER_COMPLAINTS
         )
+    wanted = evidence.get("missing_error")
+    if wanted and not sig and (by_torch or raised_op == "torch.compile"):
+        fixed = _missing_raised(exc, wanted, open_unit, evidence, raised_op)
+        if fixed:
+            return "NOT_REPRODUCED", fixed, "missing-error"
     if sig and _reworded(exc, sig, evidence, raised_op):
         detail = "raises " + describe(exc) + "; the issue reports " + signature_text(sig)[:160]
         return "REPRODUCED", detail + ": the same error from the same operation, reworded", "error"
+    said = _says_wanted(exc, sig, evidence.get("message_wants")) if sig and by_torch else ""
+    if said:
+        detail = "raises " + describe(exc) + "; its message now says " + repr(said)
+        return "NOT_REPRODUCED", detail + ", as the issue asks (the quoted one did not)", "message"
     if sig:
         detail = "different error: got " + describe(exc) + "; the issue reports "
         return "CANNOT_RUN", detail + signature_text(sig), ""

@@ -544,3 +544,34 @@ def judge_stated(printed: List[str], stated: List[Dict[str, str]]) -> "Optional[
         return verdict, detail % (pair["actual"], pair["where"], pair["expected"])
     detail = "the code prints %s, the value %s says, not %s"
     return verdict, detail % (pair["expected"], pair["where"], pair["actual"])
+
+
+def judge_printed_pair(
+    outputs: Dict[int, List[str]], units: List[int]
+) -> "Optional[tuple[str, str]]":
+    """The two values the code printed last, which the issue says differ (see
+    contribkit.repro.printedpair): REPRODUCED where they differ even at the coarser precision
+    of the two prints, NOT_REPRODUCED where they print the same values at the same precision;
+    None for values of other kinds or counts, or a print coarser than the other that agrees."""
+    shown = [" ".join(outputs.get(unit, [])).strip() for unit in units]
+    values = [line_value(text) if text else None for text in shown]
+    first, second = values
+    if first is None or second is None or len(first) != len(second):
+        return None
+    if _kind(first) != _kind(second):
+        return None
+    if not _equal(first, second):
+        return "REPRODUCED", "the two values the code prints last still differ: %s vs %s" % (
+            shown[0][:120],
+            shown[1][:120],
+        )
+    numeric = [i for i, v in enumerate(first) if _NUMERIC.match(v)]
+    if any(
+        _decimals(first[i]) != _decimals(second[i]) and float(first[i]) != float(second[i])
+        for i in numeric
+    ):
+        return None  # "0.5000" beside "0.50001234": equal only as far as the coarser shows
+    return "NOT_REPRODUCED", "the two values the code prints last agree: %s and %s" % (
+        shown[0][:120],
+        shown[1][:120],
+    )

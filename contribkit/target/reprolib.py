@@ -35,6 +35,7 @@ from contribkit.target.reproexpect import (
 )
 from contribkit.target.reprojudge import (
     describe,
+    judge_printed_pair,
     judge_recompiles,
     judge_runs,
     judge_stated,
@@ -45,7 +46,14 @@ from contribkit.target.reprojudge import (
     signal_name,
     unit_outputs,
 )
-from contribkit.target.reprorules import CAUGHT, DEVICE_GAP, evidence_rule, undecided
+from contribkit.target.reprorules import (
+    CAUGHT,
+    DEVICE_GAP,
+    clean_run,
+    evidence_rule,
+    judge_missing,
+    undecided,
+)
 from contribkit.target.reprotrace import (
     EVIDENCE_ENV,
     EVIDENCE_PREFIX,
@@ -165,7 +173,7 @@ class Repro:
         if os.environ.get(CHILD_ENV) != "1" and os.path.isfile(sys.argv[0]):
             self._supervise()
         sys.argv = sys.argv[:1] + rest  # the issue's code may read its own arguments
-        tee = ("units", "determinism", "stated", "warning")
+        tee = ("units", "determinism", "stated", "warning", "pair")
         said = self.signature and self.signature.get("message")
         if self.user is not None or said or any(map(self.evidence.get, tee)):
             sys.stdout = self._stdout = Tee(sys.stdout)
@@ -460,6 +468,13 @@ class Repro:
         stated = judge_stated(self._unit_outputs().get(0, []), evidence.get("stated") or [])
         if stated is not None:
             self.verdict(stated[0], stated[1], "stated-value")
+        paired = (
+            judge_printed_pair(self._unit_outputs(), evidence["pair"])
+            if "pair" in evidence
+            else None
+        )
+        if paired is not None:
+            self.verdict(paired[0], how + "; " + paired[1], "printed-pair")
         if evidence.get("warning"):
             found, detail = judge_warning(evidence["warning"], *self.warnings_seen())
             tag = "warning" if found != "CANNOT_RUN" else ""
@@ -467,7 +482,7 @@ class Repro:
         if evidence.get("crash"):
             self._no_crash(how + " without crashing")
         if sig:
-            self._clean_run(how)
+            self.verdict(*clean_run(how, self.evidence, self._expected()))
         if evidence.get("graph_breaks"):
             counted = dynamo_counts()
             if counted is not None and counted[1]:
@@ -484,27 +499,12 @@ class Repro:
             self._done = True
             sys.stdout.flush()
             os._exit(COMPARE_EXIT)
+        if evidence.get("missing_error"):
+            doc = self.record.document() if self.record is not None else None
+            self.verdict(*judge_missing(how, evidence["missing_error"], self._marks, doc))
         if evidence.get("reports_error"):
             self.verdict("NOT_REPRODUCED", how + " without the error the issue reports", "no-error")
         self.verdict("CANNOT_RUN", undecided(how, evidence))
-
-    def _clean_run(self, how: str) -> NoReturn:
-        """NOT_REPRODUCED by the signature: the code ran to its end without the reported error,
-        unless it may have hidden the error or does not hold the line that failed."""
-        unseen = self.evidence.get("path_unseen")
-        if unseen:
-            self.verdict(
-                "CANNOT_RUN",
-                how + ", but the issue's traceback fails on " + repr(unseen) + ", which its code"
-                " does not hold: add the code that runs that line",
-            )
-        if self.evidence.get("catches"):
-            self.verdict(
-                "CANNOT_RUN",
-                how + " and printed no " + self._expected()[:120] + ", but the code catches"
-                " errors (try/except): remove the try/except, or print the error it catches",
-            )
-        self.verdict("NOT_REPRODUCED", how + " without " + self._expected(), "signature")
 
     def _judge_recompiles(self, how: str) -> None:
         wanted = self.evidence["recompiles"]
@@ -522,7 +522,8 @@ class Repro:
         """The verdict, detail and oracle for an exception the issue's code raised."""
         raised = self._raised_on
         op = raised[0] if raised is not None else ""
-        return classify_error(exc, self.signature, self.evidence, raised is not None, op)
+        unit = self._marks[-1][0] if self._marks else -1
+        return classify_error(exc, self.signature, self.evidence, raised is not None, op, unit)
 
     def _excepthook(self, exc_type: Any, exc: BaseException, tb: Any) -> None:
         if isinstance(exc, KeyboardInterrupt):

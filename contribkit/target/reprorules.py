@@ -111,6 +111,9 @@ def evidence_rule(
     """The rule a definite ``verdict`` must meet, and what ``doc`` (the evidence) lacks ("" when
     nothing); ``raised``: the torch op that raised the issue's error, with its devices."""
     if verdict == "NOT_REPRODUCED":
+        if oracle == "missing-error" and not needs.get("raised_op"):
+            # classify_error took the error for torch.compile's own (no op raised it)
+            needs = dict(needs, raised_op="torch.compile")
         rule = (
             "NOT_REPRODUCED needs the issue's code run to its end, a torch operation it"
             " names called, on the device it reports, under torch.compile where it compiles"
@@ -139,6 +142,41 @@ def evidence_rule(
     return rule, device_gap(doc["devices"], needs.get("device"))
 
 
+def clean_run(how: str, evidence: Dict[str, Any], expected: str) -> "tuple[str, str, str]":
+    """NOT_REPRODUCED by the signature (``expected``, as the issue reports it): the code ran to
+    its end without the reported error, unless it may have hidden the error or does not hold
+    the line that failed."""
+    unseen = evidence.get("path_unseen")
+    if unseen:
+        detail = ", but the issue's traceback fails on " + repr(unseen) + ", which its code"
+        return "CANNOT_RUN", how + detail + " does not hold: add the code that runs that line", ""
+    if evidence.get("catches"):
+        detail = " and printed no " + expected[:120] + ", but the code catches errors"
+        detail += " (try/except): remove the try/except, or print the error it catches"
+        return "CANNOT_RUN", how + detail, ""
+    return "NOT_REPRODUCED", how + " without " + expected, "signature"
+
+
+def judge_missing(
+    how: str,
+    wanted: Dict[str, Any],
+    marks: "List[tuple[int, int]]",
+    doc: Optional[Dict[str, Any]],
+) -> "tuple[str, str, str]":
+    """A clean run of code the issue says should raise (contribkit.repro.missingerror): the
+    error is still missing, REPRODUCED, where a torch operation ran (``doc``: the execution
+    evidence, None when not recorded) and so did the statement the issue names, if it names
+    one (``marks``: the units entered)."""
+    unit = wanted.get("unit") or 0
+    if unit and not any(entered == unit for entered, _ in marks):
+        return "CANNOT_RUN", how + ", but the line the issue says should raise never ran", ""
+    if doc is not None and not (doc.get("op_calls") or doc.get("compiled_calls")):
+        return "CANNOT_RUN", how + ", but no torch operation ran", ""
+    where = "the line the issue says should raise" if unit else "the code the issue says"
+    detail = how + ": " + where + " still raises no error"
+    return "REPRODUCED", detail, "missing-error"
+
+
 def undecided(how: str, evidence: Dict[str, Any]) -> str:
     """Why a clean run decides nothing: what the issue gave, and what would decide."""
     if evidence.get("units"):
@@ -149,6 +187,11 @@ def undecided(how: str, evidence: Dict[str, Any]) -> str:
         return (
             how + ", but no line it printed shows one value alone of those the issue states the"
             " code gives: " + pairs + ": print that result, or add an assert"
+        )
+    if evidence.get("pair"):
+        return (
+            how + ", but the two values it printed last are not values of one kind shown at one"
+            " precision: compare them, or add an assert"
         )
     return (
         how + "; the issue gives nothing to compare with (no traceback, assert or quoted"

@@ -119,6 +119,10 @@ def _runtime_call(node: ast.stmt, name: str) -> ast.Call | None:
     return None
 
 
+_NESTED_MARK = re.compile(r"\b_repro\.mark\(\d+\);[ \t]*")
+_NESTED_UNMARK = re.compile(r";[ \t]*_repro\.mark\(-1\)")
+
+
 def strip_runtime(code: str) -> tuple[str, list[Shown]]:
     """``code`` without the repro's ``_repro.mark(...)`` and ``_repro.reference(...)`` calls and
     ``#:`` output lines, echoes unwrapped; and, found in the code before that, the statements
@@ -157,6 +161,8 @@ def strip_runtime(code: str) -> tuple[str, list[Shown]]:
             shown.append(Shown(start, end, expr, "str", unit))
         unit, mark_start = None, None
     stripped = apply_edits(code, edits)
+    # marks inside a function or block (the statement a comment says should raise)
+    stripped = _NESTED_MARK.sub("", _NESTED_UNMARK.sub("", stripped))
     kept = "".join(s for s in source_lines(stripped) if not s.lstrip().startswith("#:"))
     return re.sub(r"^(\s*);\s*", r"\1", kept, flags=re.M), shown
 

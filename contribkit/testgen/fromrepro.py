@@ -114,6 +114,8 @@ def read_repro(folder: Path) -> ReproSource:
             hint=f"keep the lines '{CODE_START}…) ----' and '{CODE_END}' around it",
         )
     code = "".join(lines[starts[0] + 1 : ends[0]])
+    # the script's own statements: a `def check()` of the issue's code is not the repro's
+    tree.body = [n for n in tree.body if not starts[0] < n.lineno - 1 < ends[0]]
     reason = _incomplete_reason(tree)
     stated = meta.get("expect") if isinstance(meta.get("expect"), str) else None
     if reason == _STUB and stated:
@@ -394,7 +396,17 @@ _INFERRED_ORACLES: dict[str, tuple[str, Callable[[dict[str, Any]], str]]] = {
     "recompiles": ("recompiles", lambda ev: f"recompiles:{int(ev['recompiles']['allowed'])}"),
     "determinism": ("determinism", lambda ev: "determinism"),
     "warning": ("warning", lambda ev: "warning:" + warning_text(ev["warning"])),
+    # the error the issue says should be raised: the test fails while the code runs clean
+    "missing-error": ("missing_error", lambda ev: _missing_error_expect(ev["missing_error"])),
 }
+
+
+def _missing_error_expect(wanted: dict[str, Any]) -> str:
+    """``no-error``'s test fails while the code runs clean: not where a line of the code fails
+    as it should (a control), whose error would pass the test with the bug back."""
+    if wanted.get("control"):
+        raise ValueError("a line of the code fails as wanted: any error would pass the test")
+    return "no-error"
 
 
 def warning_text(warning: dict[str, str]) -> str:

@@ -17,6 +17,7 @@ from contribkit.core.render import write_outputs
 from contribkit.issue.model import Issue
 from contribkit.issue.parse import parse_issue
 from contribkit.repro.edits import edit_code
+from contribkit.repro.evidence import message_wants
 from contribkit.repro.plan import plan_repro
 
 FENCE = "`" * 3
@@ -511,3 +512,66 @@ def test_the_graph_break_oracle_needs_a_reported_failure(
     """
     text = write_script(tmp_path, body).read_text()
     assert ('"graph_break": True' in text) is oracle
+
+
+@pytest.mark.parametrize(
+    ("text", "wanted"),
+    [
+        (
+            "Bad error message for huge sizes\nI'd expect it to tell me overflow happened.",
+            ["overflow"],
+        ),
+        ("Confusing error\nThe error should mention the dtype of the input.", ["dtype"]),
+        ("Unclear error message\nIt should tell me what went wrong.", []),  # no word it names
+        ("It fails with an error.\nI expect it to say which argument.", []),  # not its wording
+    ],
+)
+def test_what_an_issue_about_wording_wants_the_message_to_say(text: str, wanted: list[str]) -> None:
+    assert message_wants(text, "") == wanted
+
+
+WORDING = """
+    {prose}
+
+    '''python
+    import torch
+    torch.zeros(2 * 10 ** 20)
+    '''
+
+    '''
+    Traceback (most recent call last):
+      File "<stdin>", line 1, in <module>
+    TypeError: {message}
+    '''
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("prose", "message", "verdict"),
+    [
+        # the message now names the overflow the issue asks for
+        (
+            "I'd expect the error to mention overflow.",
+            "zeros(): argument 'size' must be tuple of ints, but found element of type int",
+            "NOT_REPRODUCED [message]",
+        ),
+        # it names no limit: the reworded message decides nothing
+        (
+            "I'd expect the error to mention the limit.",
+            "zeros(): argument 'size' must be tuple of ints, but found element of type int",
+            "CANNOT_RUN",
+        ),
+        # the message the issue quotes already said it: no change answers the complaint
+        (
+            "I'd expect the error to mention overflow.",
+            "zeros(): argument 'size' overflow when unpacking",
+            "CANNOT_RUN",
+        ),
+    ],
+)
+def test_an_issue_about_an_errors_wording_is_answered_by_the_word_it_wants(
+    tmp_path: Path, prose: str, message: str, verdict: str
+) -> None:
+    body = WORDING.format(prose=prose, message=message)
+    assert_verdict(write_script(tmp_path, body, "Unhelpful error message for huge sizes"), verdict)

@@ -632,3 +632,41 @@ def test_expect_warning_decides_a_repro(tmp_path: Path, run_cli: RunCli) -> None
     )
     last = ran.stdout.strip().splitlines()[-1]
     assert last.startswith("contribkit-verdict: REPRODUCED [expect:warning] warns"), last
+
+
+def test_marks_inside_functions_go_too() -> None:
+    code = (
+        "import torch\ndef f(x):\n    _repro.mark(2); x.view(-1, 5); _repro.mark(-1)  # raise\n"
+        "_repro.mark(1); print(f(torch.ones(3))); _repro.mark(-1)\n"
+    )
+    stripped, _ = strip_runtime(code)
+    assert "_repro" not in stripped
+    assert "    x.view(-1, 5)  # raise\n" in stripped
+    compile(stripped, "test.py", "exec")
+
+
+# The issue says a call should raise and does not (a comment on the call): the missing-error
+# oracle. The call raises here (NOT_REPRODUCED); view(3, 1) is the code with the bug. The issue's
+# function is named check: it is not the repro's check().
+VIEW_CODE = (
+    "import torch\n\ndef check():\n    x = torch.ones(3)\n    x.view({shape})  # should raise\n"
+    "\ncheck()\n"
+)
+
+
+def view_issue(number: int, shape: str) -> dict[str, Any]:
+    body = "## 🐛 Describe the bug\n\n" + fence(VIEW_CODE.format(shape=shape))
+    return issue(number, "view accepts a bad shape", body)
+
+
+@pytest.mark.slow
+def test_an_error_no_longer_missing_gives_a_test_that_fails_on_a_clean_run(
+    fork_repo: Path, run_cli: RunCli
+) -> None:
+    fixed, summary = generated(make_test(fork_repo, run_cli, view_issue(9611, "-1, 5")), fork_repo)
+    assert "NOT_REPRODUCED [missing-error]" in summary["notes"][0]
+    text = fixed.read_text()
+    assert "_repro" not in text and "--expect no-error" in text
+    broken = fixed.with_name("test_issue_9611_broken.py")
+    broken.write_text(text.replace("x.view(-1, 5)", "x.view(3, 1)"))
+    fails_then_passes(broken, fixed, "#9611 is back (--expect no-error)")
