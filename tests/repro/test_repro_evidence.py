@@ -22,7 +22,8 @@ from contribkit.issue.model import Issue, Signature
 from contribkit.issue.parse import parse_issue
 from contribkit.repro.codefacts import analyse
 from contribkit.repro.edits import edit_code
-from contribkit.repro.evidence import compiled_object_only, failure_unwanted, issue_claims
+from contribkit.repro.errorclaims import failure_unwanted
+from contribkit.repro.evidence import compiled_object_only, issue_claims
 from contribkit.repro.plan import plan_repro
 from contribkit.target.reprorules import (
     DEVICE_GAP,

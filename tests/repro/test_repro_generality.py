@@ -17,7 +17,7 @@ from contribkit.core.render import write_outputs
 from contribkit.issue.model import Issue
 from contribkit.issue.parse import parse_issue
 from contribkit.repro.edits import edit_code
-from contribkit.repro.evidence import message_wants
+from contribkit.repro.errorclaims import message_wants
 from contribkit.repro.plan import plan_repro
 
 FENCE = "`" * 3

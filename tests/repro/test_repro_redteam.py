@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from contribkit.issue.parse import parse_issue
-from contribkit.repro.evidence import reports_error, unseen_frame
+from contribkit.repro.errorclaims import reports_error
+from contribkit.repro.evidence import unseen_frame
 from contribkit.target.reprojudge import compare_unit, judge_outputs, volatile_line
 from tests.repro.test_repro_verdicts import issue, run, script_for
 
