@@ -86,8 +86,8 @@ class EditedCode:
     draws: bool = False  # a random op that draws at every call (not a module's weights)
     made_inputs: bool = False  # inputs the issue never wrote were made (a model's, a tensor's)
     pair: list[int] = field(default_factory=list)  # units of two prints claimed to disagree
-    raises_unit: int = 0  # the unit of the statement a comment says should raise
-    fails_as_expected: bool = False  # another line's comment shows an error wanted there
+    raises: dict[str, Any] = field(default_factory=dict)  # a statement a comment says should
+    # raise: its unit, the class wanted ("" any), a control line (see repro.missingerror)
 
 
 def edit_code(code: str, prose: str = "", inline: int = 0) -> EditedCode:
@@ -420,11 +420,12 @@ def _mark_outputs(
 
 def _mark_claimed(tree: ast.Module, lines: list[str], result: EditedCode) -> list[Edit]:
     """Mark the statement a comment says should raise (contribkit.repro.missingerror)."""
-    stmt, result.fails_as_expected = claimed_statement(tree, lines, _comments(lines))
-    if stmt is None:
+    claim = claimed_statement(tree, lines, _comments(lines))
+    if claim is None:
         return []
-    result.raises_unit = len(result.units) + len(result.pair) + 1
-    return mark_claimed(stmt, result.raises_unit)
+    unit = len(result.units) + len(result.pair) + 1
+    result.raises = {"unit": unit, "wanted": claim.wanted, "control": claim.control}
+    return mark_claimed(claim.stmt, unit)
 
 
 def _compound(stmt: ast.stmt) -> bool:
@@ -530,9 +531,10 @@ def _is_check(node: ast.AST) -> bool:
 
 
 def _precondition(node: ast.Assert) -> bool:
-    """An assert that checks no result: of the machine or version, or a constant (the
-    ``assert True`` a test written for an issue ends with)."""
-    if isinstance(node.test, ast.Constant):
+    """An assert that checks no result: of the machine or version, or a true constant (the
+    ``assert True`` a test written for an issue ends with; ``assert False`` after a call that
+    should raise is a check)."""
+    if isinstance(node.test, ast.Constant) and node.test.value:
         return True
     text = ast.unparse(node.test)
     return bool(re.search(r"is_available|__version__|version|device_count|isinstance", text))

@@ -43,7 +43,8 @@ _NO_ERROR = re.compile(
 )
 # The bug is an error that is missing, or the code is too slow: a clean run shows nothing.
 _MISSING_ERROR = re.compile(
-    r"\bsilently\b|\b(?:should|expected?\s+to|supposed\s+to|ought\s+to)\s+(?:\w+\s+)?"
+    # "should also raise", not "should not raise" / "should never fail" (the error is the bug)
+    r"\bsilently\b|\b(?:should|expected?\s+to|supposed\s+to|ought\s+to)\s+(?:(?!not\b|never\b)\w+\s+)?"
     r"(?:raise|throw|error|fail|warn)|\b(?:does\s*n[o']t|did\s*n[o']t|never)\s+"
     r"(?:raise|throw|error|fail)|\bfail(?:s|ed)?\s+to\s+(?:raise|throw|error|warn)\b"
     r"|\bDID NOT RAISE\b"
@@ -83,7 +84,8 @@ _MESSAGE_WANTS = re.compile(
     r"\b(?:expect(?:ed)?|want(?:ed)?|should|would\s+like|would\s+prefer|hope[ds]?|helpful\s+to"
     r"|better\s+to|useful\s+to|nice\s+to)\b[^.\n]{0,40}?\b(?:tell|say|mention|state|report"
     r"|include|indicate|name|explain)s?\s+(?:(?:me|us|the\s+user|that|about|an?|the|its|which"
-    r")\s+)*(?P<word>[A-Za-z][\w-]+)",
+    r"|expected|actual|given|offending|real|correct|right|wrong|exact|proper)\s+)*"
+    r"(?P<word>[A-Za-z][\w-]+)",
     re.I,
 )
 # Words after the verb that say nothing of what the message should hold.
@@ -91,6 +93,8 @@ _NOT_WANTED_WORDS = {
     "what", "why", "where", "how", "when", "whether", "if", "something", "more", "exactly",
     "clearly", "explicitly", "it", "this", "there", "so", "is", "was", "has", "error",
     "message", "problem", "issue", "user", "wrong", "went", "happened", "correct", "right",
+    "expected", "got", "input", "inputs", "tensor", "tensors", "argument", "arguments", "value",
+    "values", "type", "thing", "cause", "reason", "details", "info", "information",
 }  # fmt: skip
 
 

@@ -27,7 +27,6 @@ from contribkit.repro.errorclaims import (
     reports_error,
     says_it_fails,
 )
-from contribkit.repro.missingerror import SHOULD_RAISE
 from contribkit.repro.statedvalues import StatedValue, section_pair, stated_values
 from contribkit.repro.warned import WARNING_SHOWN, quoted_blocks, warning_claim
 
@@ -195,7 +194,7 @@ def gather_evidence(
     if failure_unwanted(text, code_text, parsed.signature, crash, expected):
         found["failure_unwanted"] = True
     if not ev.oracles:  # the weakest claims: every other oracle decides first
-        _weak_claims(ev, found, edited, f"{issue.title or ''}\n{prose}", parsed)
+        _weak_claims(ev, found, edited, text, parsed)
     ev.runtime = found
     if not ev.oracles:
         ev.to_add = [
@@ -209,8 +208,8 @@ def gather_evidence(
 def _weak_claims(
     ev: Evidence, found: dict[str, Any], edited: EditedCode, said: str, parsed: ParsedIssue
 ) -> None:
-    """Two printed results the prose says differ; else an error the issue (its title and
-    prose, ``said``) says the code should raise."""
+    """Two printed results the prose says differ; else an error a code comment says its
+    statement should raise (``said``: the issue's title and text)."""
     if edited.pair:
         found["pair"] = edited.pair
         ev.oracles.append("printed-pair")
@@ -220,21 +219,16 @@ def _weak_claims(
     if missing is not None:
         found["missing_error"] = missing
         ev.oracles.append("missing-error")
-        where = "a line of the code" if missing["unit"] else "the code"
-        ev.why.append(f"the issue says {where} should raise an error: a clean run reproduces")
+        ev.why.append("a comment says its line should raise an error: a clean run reproduces")
 
 
-def _missing_error(edited: EditedCode, prose: str, parsed: ParsedIssue) -> dict[str, Any] | None:
-    """The error the issue says its code should raise (contribkit.repro.missingerror): said
-    of one statement (its unit) or, in the prose, of the code; None where neither says so, or
-    where the issue sets CPU against CUDA (one device's error is the behaviour wanted)."""
-    if parsed.signature is not None or parsed.contrasts_devices:
+def _missing_error(edited: EditedCode, text: str, parsed: ParsedIssue) -> dict[str, Any] | None:
+    """The error a code comment says its statement should raise (repro.missingerror); None
+    where none does, the issue quotes an error, sets CPU against CUDA (one device's error is
+    the behaviour wanted), or is about an error's wording."""
+    if not edited.raises or parsed.signature is not None or parsed.contrasts_devices:
         return None
-    if edited.raises_unit:
-        return {"unit": edited.raises_unit, "control": edited.fails_as_expected}
-    if SHOULD_RAISE.search(prose):
-        return {"unit": 0, "control": edited.fails_as_expected}
-    return None
+    return None if about_message(text, parsed.code) else dict(edited.raises)
 
 
 def _warning_oracle(

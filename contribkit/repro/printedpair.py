@@ -35,28 +35,63 @@ _DISAGREE = re.compile(
     r"|\b(?:does|do)\s*(?:n[o']t|not)\s+(?:equal|match)\b",
     re.I,
 )
-# The prose wants them to differ: then equal prints are the bug, which this oracle never reads.
+# The prose wants them to differ, or says they are the same now: then equal prints are the
+# bug, which this oracle never reads ("should produce different values", "the two generators
+# produce the same values").
 _WANTS_DIFFERENT = re.compile(
-    r"\b(?:should|must|expected\s+to)\s+(?:not\s+be\s+(?:equal|the\s+same|identical)"
-    r"|be\s+different|differ)\b",
+    r"\b(?:should|must|expect\w*|supposed\s+to)\s+(?:\w+\s+){0,2}?(?:different|differ)\b"
+    r"|\b(?:should|must|expected\s+to)\s+not\s+be\s+(?:equal|the\s+same|identical)\b"
+    r"|\bdifferent\s+(?:\w+\s+){0,2}(?:is|are)\s+expected\b"
+    r"|\b(?:are|is|produces?|gives?|returns?|prints?)\s+(?:exactly\s+)?(?:the\s+same|identical"
+    r"|equal)\b",
     re.I,
+)
+# What the claim says differs, where it is no printed value of one computation: a gradient,
+# a shape or type, a speed or a size in memory.
+_OTHER_QUANTITY = re.compile(
+    r"\b(?:grad\w*|shapes?|sizes?|dtypes?|types?|devices?|speed|time|timings?|fast\w*|slow\w*"
+    r"|memory|latency)\b",
+    re.I,
+)
+# A printed expression that shows no value of a computation: a shape, a type, a device, a time.
+_NOT_A_VALUE = re.compile(
+    r"\.(?:dtype|shape|device|size\(\)|stride\(\)|is_contiguous\(\))\s*$|^(?:type|len)\(|\btime\b"
+    r"|perf_counter|elapsed"
 )
 
 
 def claims_disagreement(prose: str) -> bool:
-    """The prose says two results differ or should agree, and does not want them to differ."""
-    return bool(_DISAGREE.search(prose)) and not _WANTS_DIFFERENT.search(prose)
+    """The prose says two results differ or should agree, of their values (not a gradient, a
+    shape, a speed), and does not want them to differ nor say they are the same."""
+    if _WANTS_DIFFERENT.search(prose):
+        return False
+    for match in _DISAGREE.finditer(prose):
+        # its sentence: up to ". " or a line's end ("torch.abs" holds a dot)
+        start = max(prose.rfind(". ", 0, match.start()), prose.rfind("\n", 0, match.start()))
+        ends = [i for i in (prose.find(". ", match.end()), prose.find("\n", match.end())) if i >= 0]
+        if not _OTHER_QUANTITY.search(prose[start + 1 : min(ends, default=len(prose))]):
+            return True
+    return False
 
 
 def _printed_value(stmt: ast.stmt) -> bool:
-    """``print(x)`` or ``print("label", x)``: one value printed, no keywords."""
+    """``print(x)`` or ``print("label", x)``: one value of a computation printed, no keywords."""
     if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
         return False
     call = stmt.value
     if dotted(call.func) != "print" or call.keywords:
         return False
     shown = [a for a in call.args if not isinstance(a, ast.Constant)]
-    return len(shown) == 1 and not isinstance(shown[0], (ast.JoinedStr, ast.Starred))
+    if len(shown) != 1 or isinstance(shown[0], (ast.JoinedStr, ast.Starred)):
+        return False
+    return not _NOT_A_VALUE.search(ast.unparse(shown[0]))
+
+
+def _only_pair(tree: ast.Module) -> bool:
+    """The code prints nothing but the last two statements, and takes no device by fallback
+    (``"xpu" if torch.xpu.is_available() else "cpu"``: the pair may not be the one claimed)."""
+    calls = [dotted(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    return calls.count("print") == 2 and not any(c.endswith("is_available") for c in calls)
 
 
 def mark_pair(tree: ast.Module, prose: str, first_unit: int) -> tuple[list[Edit], list[int]]:
@@ -65,7 +100,7 @@ def mark_pair(tree: ast.Module, prose: str, first_unit: int) -> tuple[list[Edit]
     if len(tree.body) < 2 or not claims_disagreement(prose):
         return [], []
     last = tree.body[-2:]
-    if not all(_printed_value(stmt) for stmt in last):
+    if not all(_printed_value(stmt) for stmt in last) or not _only_pair(tree):
         return [], []
     edits: list[Edit] = []
     units = [first_unit, first_unit + 1]

@@ -150,24 +150,17 @@ def _says_wanted(exc: BaseException, sig: Dict[str, str], wanted: Optional[List[
     return new[0] if new else ""
 
 
-def _missing_raised(
-    exc: BaseException, wanted: Dict[str, Any], open_unit: int, evidence: Dict[str, Any], op: str
-) -> str:
-    """Why the error a torch operation raised is the one the issue says is missing (see
-    contribkit.repro.missingerror), or "": raised in the statement the issue says should raise;
-    where it names none, an operation the title names (if it names any), and no line of the
-    code shows an error wanted elsewhere. Never the snippet's breakage, an API changed since,
-    the machine's, or an error from inputs the repro made."""
-    if _incidental(exc) or evidence.get("inputs_made"):
+def _missing_raised(exc: BaseException, wanted: Dict[str, Any], open_unit: int) -> str:
+    """Why the error a torch operation raised is the one a comment says its statement should
+    raise (see contribkit.repro.missingerror), or "": raised while that statement ran, of the
+    class the comment names if it names one. Never the snippet's breakage, an API changed
+    since (a TypeError), or the machine's."""
+    if _incidental(exc) or open_unit != wanted.get("unit"):
         return ""
-    unit = wanted.get("unit") or 0
-    named = evidence.get("named_ops") or []
-    if unit and open_unit != unit:
+    kind = wanted.get("wanted") or ""
+    if kind and kind not in {cls.__name__ for cls in type(exc).__mro__}:
         return ""
-    if not unit and (wanted.get("control") or (named and not any(same_op(op, n) for n in named))):
-        return ""
-    where = "from the line the issue says should raise" if unit else "where the issue wants one"
-    return "raises " + describe(exc) + " " + where + ": the error is no longer missing"
+    return "raises " + describe(exc) + " from the line a comment says should raise"
 
 
 def _raised_here(exc: BaseException) -> bool:
@@ -226,9 +219,9 @@ def classify_error(
         )
     wanted = evidence.get("missing_error")
     if wanted and not sig and (by_torch or raised_op == "torch.compile"):
-        fixed = _missing_raised(exc, wanted, open_unit, evidence, raised_op)
-        if fixed:
-            return "NOT_REPRODUCED", fixed, "missing-error"
+        fixed = _missing_raised(exc, wanted, open_unit)
+        if fixed and not evidence.get("inputs_made"):
+            return "NOT_REPRODUCED", fixed + ": the error is no longer missing", "missing-error"
     if sig and _reworded(exc, sig, evidence, raised_op):
         detail = "raises " + describe(exc) + "; the issue reports " + signature_text(sig)[:160]
         return "REPRODUCED", detail + ": the same error from the same operation, reworded", "error"

@@ -550,28 +550,30 @@ def judge_printed_pair(
     outputs: Dict[int, List[str]], units: List[int]
 ) -> "Optional[tuple[str, str]]":
     """The two values the code printed last, which the issue says differ (see
-    contribkit.repro.printedpair): REPRODUCED where they differ even at the coarser precision
-    of the two prints, NOT_REPRODUCED where they print the same values at the same precision;
-    None for values of other kinds or counts, or a print coarser than the other that agrees."""
+    contribkit.repro.printedpair): NOT_REPRODUCED where they print the same text; REPRODUCED
+    where the texts differ only in their numbers and a number differs even at the coarser
+    precision of the two, by more than a float's rounding (a relative 1e-4); None otherwise
+    (a dtype, a sign of zero, a shape or a label apart; a summarised tensor)."""
     shown = [" ".join(outputs.get(unit, [])).strip() for unit in units]
     values = [line_value(text) if text else None for text in shown]
     first, second = values
-    if first is None or second is None or len(first) != len(second):
+    if first is None or second is None:
         return None
-    if _kind(first) != _kind(second):
+    texts = [_SPACE.sub("", text) for text in shown]
+    if texts[0] == texts[1]:
+        detail = "the two values the code prints last agree: %s and %s"
+        return "NOT_REPRODUCED", detail % (shown[0][:120], shown[1][:120])
+    skeletons = [_NUMBER_TOKEN.sub("#", text) for text in texts]
+    if skeletons[0] != skeletons[1] or len(first) != len(second) or _equal(first, second):
         return None
-    if not _equal(first, second):
-        return "REPRODUCED", "the two values the code prints last still differ: %s vs %s" % (
-            shown[0][:120],
-            shown[1][:120],
-        )
-    numeric = [i for i, v in enumerate(first) if _NUMERIC.match(v)]
-    if any(
-        _decimals(first[i]) != _decimals(second[i]) and float(first[i]) != float(second[i])
-        for i in numeric
+    pairs = [(first[i], second[i]) for i in range(len(first))]
+    numeric = [(float(a), float(b)) for a, b in pairs if _NUMERIC.match(a) and _NUMERIC.match(b)]
+    words = [(a, b) for a, b in pairs if not (_NUMERIC.match(a) and _NUMERIC.match(b))]
+    finite = [x for pair in numeric for x in pair if abs(x) != float("inf")]
+    scale = max([abs(x) for x in finite] + [0.0])
+    if not any(a != b for a, b in words) and not any(
+        abs(a - b) > 1e-4 * scale for a, b in numeric if abs(a) != float("inf") != abs(b)
     ):
-        return None  # "0.5000" beside "0.50001234": equal only as far as the coarser shows
-    return "NOT_REPRODUCED", "the two values the code prints last agree: %s and %s" % (
-        shown[0][:120],
-        shown[1][:120],
-    )
+        return None  # differences a float's rounding makes
+    detail = "the two values the code prints last still differ: %s vs %s"
+    return "REPRODUCED", detail % (shown[0][:120], shown[1][:120])

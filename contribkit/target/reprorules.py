@@ -163,17 +163,15 @@ def judge_missing(
     marks: "List[tuple[int, int]]",
     doc: Optional[Dict[str, Any]],
 ) -> "tuple[str, str, str]":
-    """A clean run of code the issue says should raise (contribkit.repro.missingerror): the
-    error is still missing, REPRODUCED, where a torch operation ran (``doc``: the execution
-    evidence, None when not recorded) and so did the statement the issue names, if it names
-    one (``marks``: the units entered)."""
-    unit = wanted.get("unit") or 0
-    if unit and not any(entered == unit for entered, _ in marks):
-        return "CANNOT_RUN", how + ", but the line the issue says should raise never ran", ""
+    """A clean run of code whose comment says its statement should raise
+    (contribkit.repro.missingerror): the error is still missing, REPRODUCED, where a torch
+    operation ran (``doc``: the execution evidence, None when not recorded) and so did that
+    statement (``marks``: the units entered; the code handles no errors, so it ran through)."""
+    if not any(entered == wanted.get("unit") for entered, _ in marks):
+        return "CANNOT_RUN", how + ", but the line a comment says should raise never ran", ""
     if doc is not None and not (doc.get("op_calls") or doc.get("compiled_calls")):
         return "CANNOT_RUN", how + ", but no torch operation ran", ""
-    where = "the line the issue says should raise" if unit else "the code the issue says"
-    detail = how + ": " + where + " still raises no error"
+    detail = how + ": the line a comment says should raise still raises no error"
     return "REPRODUCED", detail, "missing-error"
 
 

@@ -27,6 +27,10 @@ from tests.repro.test_repro_generality import assert_verdict, write_script
         ("I tried it with different inputs and it crashes.", False),  # inputs, not results
         ("The two results should be different, since the seeds differ.", False),  # wants it
         ("It returns the wrong dtype.", False),
+        ("The gradients are not equal.", False),  # a gradient, not the printed values
+        ("The channels_last version should be the same speed.", False),
+        ("The two generators produce the same values, but they should differ.", False),
+        ("It should give different results for different seeds.", False),
     ],
 )
 def test_which_prose_claims_two_results_disagree(prose: str, claimed: bool) -> None:
@@ -38,9 +42,15 @@ def test_which_prose_claims_two_results_disagree(prose: str, claimed: bool) -> N
     [
         (["tensor(0.5000)"], ["tensor(0.5000)"], "NOT_REPRODUCED"),
         (["tensor([2., 4.])"], ["tensor([3., 4.])"], "REPRODUCED"),
-        (["loss: tensor(0.2500)"], ["tensor(0.5000)"], "REPRODUCED"),  # a label is no value
-        (["0.5"], ["tensor(0.5400)"], "REPRODUCED"),  # Python's 0.5 is exact
-        (["tensor(0.5000)"], ["0.50001234"], None),  # agree only to the coarser print
+        (["loss: tensor(0.2500)"], ["tensor(0.5000)"], None),  # a label apart: abstain
+        (["0.5"], ["tensor(0.5400)"], None),  # printed otherwise
+        (["tensor(0.5000)"], ["0.50001234"], None),
+        (["tensor(1.5000, dtype=torch.float64)"], ["tensor(1.5000)"], None),  # a dtype apart
+        (["tensor([-0., -0.])"], ["tensor([0., 0.])"], None),  # a sign of zero apart
+        (["tensor(2)"], ["tensor(2.)"], None),
+        (["50027.62109375"], ["50027.625"], None),  # a float's rounding
+        (["409.6000671"], ["409.5"], "REPRODUCED"),
+        (["tensor(nan)"], ["tensor(1.)"], "REPRODUCED"),
         (["tensor([1., 2.])"], ["tensor(1.)"], None),  # not one kind of value
         (
             ["tensor([[0.1, 0.2],", "        [0.3, 0.4]])"],
@@ -66,6 +76,14 @@ def test_only_the_two_prints_that_end_the_code_are_marked() -> None:
     assert "_repro.mark(2); print('mean', x.mean()); _repro.mark(-1)" in edited.text
     assert edit_code(code + "y = 1\n", "x.sum() is not equal to the mean").pair == []
     assert edit_code(code, "x.sum() crashes").pair == []
+    claim = "these are not equal"
+    assert edit_code("print(1)\n" + code, claim).pair == []  # a third print
+    shapes = code.replace("x.sum()", "x.sum().shape").replace("x.mean()", "x.mean().shape")
+    assert edit_code(shapes, claim).pair == []  # shapes are no printed values
+    fallback = code.replace(
+        "torch.ones(2)", "torch.ones(2, device='xpu' if torch.xpu.is_available() else 'cpu')"
+    )
+    assert edit_code(fallback, claim).pair == []  # a device taken by fallback
 
 
 PAIR = """
