@@ -25,6 +25,7 @@ from contribkit.testgen.oracles import (
     assert_body,
     crash_body,
     has_oracle_evidence,
+    message_body,
     pick_oracle,
     quoted_output_body,
     strip_runtime,
@@ -370,6 +371,10 @@ def _oracle_body(
         return expect_body(stated, code, ref, uses_device)
     if oracle == "assert":
         return assert_body(code, where)
+    if oracle == "message":  # the error now says what the issue asked its message to say
+        exc_type = str((src.meta.get("signature_parts") or {}).get("exc_type") or "Exception")
+        wanted = list((src.meta.get("evidence") or {}).get("message_wants") or [])
+        return message_body(code, exc_type, wanted, f"{ref} is back: ")
     if oracle == "crash":
         prefix = f"{ref} is back: the code crashes the process again: killed by "
         quantized = bool((src.meta.get("evidence") or {}).get("quantized"))

@@ -12,6 +12,7 @@ the reason.
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 from typing import Any
 
@@ -30,7 +31,12 @@ from contribkit.testgen.tidy import (
 )
 
 # Oracle name -> the evidence key that says it applies, in the order a test prefers them.
-ORACLE_KEYS = {"assert": "own_checks", "crash": "crash", "quoted-output": "units"}
+ORACLE_KEYS = {
+    "assert": "own_checks",
+    "crash": "crash",
+    "quoted-output": "units",
+    "message": "message_wants",
+}
 
 
 def pick_oracle(meta: dict[str, Any], decided: str | None) -> str | None:
@@ -48,6 +54,25 @@ def pick_oracle(meta: dict[str, Any], decided: str | None) -> str | None:
 def has_oracle_evidence(meta: dict[str, Any]) -> bool:
     evidence = meta.get("evidence")
     return isinstance(evidence, dict) and any(evidence.get(k) for k in ORACLE_KEYS.values())
+
+
+# -- an error's wording ------------------------------------------------------------------------
+def message_body(code: str, exc_type: str, wanted: list[str], fail_prefix: str) -> OracleBody:
+    """The code must raise ``exc_type`` with a message that holds every word of ``wanted``
+    (what an issue about the error's wording asks it to say): the test fails while the
+    message lacks one, or no error is raised."""
+    builtin = exc_type in dir(builtins) and exc_type.endswith(("Error", "Exception"))
+    kind = exc_type if builtin or exc_type.startswith("torch.") else "Exception"
+    pattern = "(?is)" + "".join(rf"(?=.*\b{re.escape(word)})" for word in wanted)
+    said = ", ".join(repr(word) for word in wanted)
+    message = python_literal(f"{fail_prefix}the error's message no longer says {said}")
+    plain = drop_no_op_expressions(drop_prints(strip_runtime(code)[0]))
+    body = (
+        f"with self.assertRaisesRegex({kind}, {python_literal(pattern)}, msg={message}):\n"
+        + "".join(f"    {line}" if line.strip() else line for line in plain.splitlines(True))
+    )
+    checks = f"Fails while the code raises no {kind} whose message says {said}."
+    return OracleBody(body, checks)
 
 
 # -- the issue's own checks --------------------------------------------------------------------

@@ -670,3 +670,36 @@ def test_an_error_no_longer_missing_gives_a_test_that_fails_on_a_clean_run(
     broken = fixed.with_name("test_issue_9611_broken.py")
     broken.write_text(text.replace("x.view(-1, 5)", "x.view(3, 1)"))
     fails_then_passes(broken, fixed, "#9611 is back (--expect no-error)")
+
+
+# An issue about an error's wording: the message should say "overflow". It does now
+# (NOT_REPRODUCED [message]); a message without the word is the bug.
+OVERFLOW_TRACE = (
+    "Traceback (most recent call last):\n"
+    '  File "<stdin>", line 1, in <module>\n'
+    "TypeError: zeros(): argument 'size' must be tuple of ints, but found element of type int\n"
+)
+
+
+def overflow_issue(number: int) -> dict[str, Any]:
+    body = (
+        "## 🐛 Describe the bug\n\nI'd expect the error to mention overflow.\n\n"
+        + fence("import torch\ntorch.zeros(2 * 10 ** 20)\n")
+        + "```\n"
+        + OVERFLOW_TRACE
+        + "```\n"
+    )
+    return issue(number, "Unhelpful error message for huge sizes", body)
+
+
+@pytest.mark.slow
+def test_an_error_message_that_now_says_what_was_asked_gives_a_test_of_its_words(
+    fork_repo: Path, run_cli: RunCli
+) -> None:
+    fixed, summary = generated(make_test(fork_repo, run_cli, overflow_issue(9621)), fork_repo)
+    assert "NOT_REPRODUCED [message]" in summary["notes"][0]
+    text = fixed.read_text()
+    assert "Fails while the code raises no TypeError whose message says 'overflow'." in text
+    broken = fixed.with_name("test_issue_9621_broken.py")
+    broken.write_text(text.replace("torch.zeros(2 * 10 ** 20)", "torch.zeros('many')"))
+    fails_then_passes(broken, fixed, "the error's message no longer says 'overflow'")
