@@ -87,7 +87,7 @@ class EditedCode:
     made_inputs: bool = False  # inputs the issue never wrote were made (a model's, a tensor's)
     pair: list[int] = field(default_factory=list)  # units of two prints claimed to disagree
     raises: dict[str, Any] = field(default_factory=dict)  # a statement a comment says should
-    # raise: its unit, the class wanted ("" any), a control line (see repro.missingerror)
+    # raise: its unit, and whether a control line fails as wanted (see repro.missingerror)
 
 
 def edit_code(code: str, prose: str = "", inline: int = 0) -> EditedCode:
@@ -103,11 +103,16 @@ def edit_code(code: str, prose: str = "", inline: int = 0) -> EditedCode:
     lines = source_lines(code)
     bound, loaded = _names(tree)
     spans += _hoist_future(tree, lines, result)
-    spans += _mark_outputs(tree, lines, result, code, echo_all=bool(inline))
+    claim = claimed_statement(tree, lines, _comments(lines))
+    quiet = claim.stmt if claim is not None else None  # its marks go where an echo would
+    spans += _mark_outputs(tree, lines, result, code, echo_all=bool(inline), quiet=quiet)
     if not result.units:  # quoted output decides first
         marks, result.pair = mark_pair(tree, prose, 1)
         spans += marks
-    spans += _mark_claimed(tree, lines, result)
+    if claim is not None:
+        unit = len(result.units) + len(result.pair) + 1
+        result.raises = {"unit": unit, "control": claim.control}
+        spans += mark_claimed(claim.stmt, unit)
     calls = _uncalled(tree, loaded, result)
     model = model_call(tree, loaded, prose)
     if model is not None:
@@ -357,11 +362,17 @@ def _is_print(stmt: ast.stmt) -> bool:
 
 
 def _mark_outputs(
-    tree: ast.Module, lines: list[str], result: EditedCode, code: str, echo_all: bool = False
+    tree: ast.Module,
+    lines: list[str],
+    result: EditedCode,
+    code: str,
+    echo_all: bool = False,
+    quiet: ast.stmt | None = None,
 ) -> list[Edit]:
     """Mark top-level statements with quoted output, echo expression statements as a REPL
     does, and echo a bare expression that ends the code (a notebook cell shows its value);
-    with ``echo_all`` (inline code: each span a REPL line), every expression statement."""
+    with ``echo_all`` (inline code: each span a REPL line), every expression statement; never
+    ``quiet`` (the statement a comment says should raise: its own marks wrap it)."""
     comments = _comments(lines)
     spans: list[Edit] = []
     echoed = 0
@@ -377,6 +388,7 @@ def _mark_outputs(
         last = index == len(tree.body) - 1
         echo = (
             isinstance(stmt, ast.Expr)
+            and stmt is not quiet
             and not _is_print(stmt)
             and (shown is not None or last or echo_all)
         )
@@ -416,16 +428,6 @@ def _mark_outputs(
     if echoed:
         result.edits.append(f"echo {echoed} expression value(s), as the REPL or notebook did")
     return spans
-
-
-def _mark_claimed(tree: ast.Module, lines: list[str], result: EditedCode) -> list[Edit]:
-    """Mark the statement a comment says should raise (contribkit.repro.missingerror)."""
-    claim = claimed_statement(tree, lines, _comments(lines))
-    if claim is None:
-        return []
-    unit = len(result.units) + len(result.pair) + 1
-    result.raises = {"unit": unit, "wanted": claim.wanted, "control": claim.control}
-    return mark_claimed(claim.stmt, unit)
 
 
 def _compound(stmt: ast.stmt) -> bool:

@@ -88,13 +88,15 @@ _MESSAGE_WANTS = re.compile(
     r"(?P<word>[A-Za-z][\w-]+)",
     re.I,
 )
+_NOT = re.compile(r"\b(?:not|never|no)\b|n't\b", re.I)
 # Words after the verb that say nothing of what the message should hold.
 _NOT_WANTED_WORDS = {
     "what", "why", "where", "how", "when", "whether", "if", "something", "more", "exactly",
     "clearly", "explicitly", "it", "this", "there", "so", "is", "was", "has", "error",
     "message", "problem", "issue", "user", "wrong", "went", "happened", "correct", "right",
     "expected", "got", "input", "inputs", "tensor", "tensors", "argument", "arguments", "value",
-    "values", "type", "thing", "cause", "reason", "details", "info", "information",
+    "values", "type", "thing", "cause", "reason", "details", "info", "information", "in", "on",
+    "for", "to", "of", "with", "at", "by", "from", "as", "whose", "who",
 }  # fmt: skip
 
 
@@ -144,7 +146,8 @@ def message_wants(text: str, code: str) -> list[str]:
     if not about_message(text, code):
         return []
     said = _reporters_words(text, code)
-    words = [m.group("word").lower() for m in _MESSAGE_WANTS.finditer(said)]
+    found = _MESSAGE_WANTS.finditer(said)  # not "it should not mention CUDA"
+    words = [m.group("word").lower() for m in found if not _NOT.search(m.group(0))]
     return [w for w in dict.fromkeys(words) if w not in _NOT_WANTED_WORDS][:3]
 
 

@@ -27,6 +27,7 @@ from contribkit.repro.errorclaims import (
     reports_error,
     says_it_fails,
 )
+from contribkit.repro.printedpair import other_quantity
 from contribkit.repro.statedvalues import StatedValue, section_pair, stated_values
 from contribkit.repro.warned import WARNING_SHOWN, quoted_blocks, warning_claim
 
@@ -194,7 +195,7 @@ def gather_evidence(
     if failure_unwanted(text, code_text, parsed.signature, crash, expected):
         found["failure_unwanted"] = True
     if not ev.oracles:  # the weakest claims: every other oracle decides first
-        _weak_claims(ev, found, edited, text, parsed)
+        _weak_claims(ev, found, edited, issue.title or "", text, parsed)
     ev.runtime = found
     if not ev.oracles:
         ev.to_add = [
@@ -206,11 +207,16 @@ def gather_evidence(
 
 
 def _weak_claims(
-    ev: Evidence, found: dict[str, Any], edited: EditedCode, said: str, parsed: ParsedIssue
+    ev: Evidence,
+    found: dict[str, Any],
+    edited: EditedCode,
+    title: str,
+    said: str,
+    parsed: ParsedIssue,
 ) -> None:
     """Two printed results the prose says differ; else an error a code comment says its
     statement should raise (``said``: the issue's title and text)."""
-    if edited.pair:
+    if edited.pair and not other_quantity(title):
         found["pair"] = edited.pair
         ev.oracles.append("printed-pair")
         ev.why.append("the prose says the two values the code prints last differ")

@@ -33,29 +33,46 @@ SHOULD_RAISE = re.compile(
     re.I,
 )
 # Before the claim in its comment: a subject or word that turns it round ("nothing should
-# fail", "no reason why it should raise", "not sure it should fail").
-_NEGATED = re.compile(r"\b(?:nothing|no|none|why|not|never|only|if|whether)\b|n't\b", re.I)
-# The class of error the comment wants ("should raise ValueError").
-_WANTED_CLASS = re.compile(r"\b([A-Z]\w*(?:Error|Exception))\b")
+# fail", "no reason why it should raise", "not sure it should fail"), a static checker's claim
+# ("mypy should error here"), or a second `#` (a commented-out line: "# y = f(x)  # should
+# fail" is no claim on the live line below it).
+_NEGATED = re.compile(
+    r"\b(?:nothing|no|none|why|not|never|only|if|whether|mypy|pyright|pyre|type[\s-]?check\w*"
+    r"|lint\w*|ruff|flake8)\b|n't\b|#",
+    re.I,
+)
+# After the claim: a question ("should fail?"), the behaviour met ("and it does": a control),
+# a class of error named (a complaint about the class, not a missing error: "should raise
+# ValueError", "should fail early, not with NotImplementedError").
+_AFTER = re.compile(
+    r"^[^.\n]*\?|\b(?:and|which)\s+it\s+does\b(?!\s*n['o]t)|\b[A-Z]\w*(?:Error|Exception)\b"
+    # how it should fail, or what it raises now: the complaint is the error's kind or words
+    # ("should fail with a clear error", "should fail saying sizes must be non-negative,
+    # instead says integer multiplication overflow", "currently gives an internal assert")
+    r"|(?i:\b(?:errors?|messages?|says?|saying|assert\w*|instead|currently|exceptions?|clear\w*"
+    r"|specific|better|informative|helpful|with)\b)"
+)
+# A comment on its own line that speaks of more than the statement under it.
+_MANY = re.compile(r"\b(?:both|these|those|following|all|below|next|each|every)\b", re.I)
 # A line the code shows failing as it should (the control beside the claim): "# this fails as
 # expected", "# raises, as it should", "# expected to fail", "# RuntimeError, good".
 _FAILS_AS_EXPECTED = re.compile(
     r"\b(?:fails?|raises?|errors?|throws?)\b[^#\n]{0,20}\bas\s+(?:expected|it\s+should)\b"
-    r"|\bexpected\s+to\s+(?:fail|raise|error|throw)\b|\b\w*Error\b[,:]?\s+(?:good|fine|ok|correct)\b",
+    r"|\bexpected\s+to\s+(?:fail|raise|error|throw)\b|\b\w*Error\b[,:]?\s+(?:good|fine|ok|correct)\b"
+    r"|\b(?:and|which)\s+it\s+does\b(?!\s*n['o]t)",
     re.I,
 )
 # The code handles errors itself: an error raised may be caught.
 _HANDLES = ("assertRaises", "assertRaisesRegex", "raises", "suppress", "TestCase")
 
 
-def claims_error(comment: str) -> str | None:
-    """The comment says its statement should raise: the class it names ("" for none); None
-    where it does not, or turns the claim round ("nothing should fail")."""
+def claims_error(comment: str) -> bool:
+    """The comment says its statement should raise, and does not turn the claim round, ask,
+    show the error met, or name a class (see _NEGATED, _AFTER)."""
     match = SHOULD_RAISE.search(comment)
-    if match is None or _NEGATED.search(comment[: match.start()]):
-        return None
-    wanted = _WANTED_CLASS.findall(comment[match.start() :])
-    return wanted[0] if len(set(wanted)) == 1 else "" if not wanted else None
+    if match is None or _NEGATED.search(comment[1 : match.start()]):
+        return False
+    return not _AFTER.search(comment[match.end() :])
 
 
 def handles_errors(tree: ast.Module) -> bool:
@@ -82,7 +99,6 @@ class Claim:
     """The statement a comment says should raise."""
 
     stmt: ast.stmt
-    wanted: str  # the class of error the comment names ("" for any)
     control: bool  # another line's comment shows an error the code raises as it should
 
 
@@ -91,15 +107,18 @@ def claimed_statement(tree: ast.Module, lines: list[str], comments: dict[int, st
     on its own line just above it); None where no comment or several say so, the code handles
     errors itself, or the statement holds a lambda (it may never run). ``comments``: 1-based
     line -> its comment."""
-    claims = [(n, w) for n, text in comments.items() if (w := claims_error(text)) is not None]
+    claims = [n for n, text in comments.items() if claims_error(text)]
     if len(claims) != 1 or handles_errors(tree):
         return None
-    (line, wanted), control = claims[0], any(map(_FAILS_AS_EXPECTED.search, comments.values()))
+    line, control = claims[0], any(map(_FAILS_AS_EXPECTED.search, comments.values()))
+    alone = not lines[line - 1].split("#", 1)[0].strip()
+    if alone and _MANY.search(comments[line]):
+        return None
     for stmt in _simple_statements(tree):
-        own = stmt.end_lineno == line
-        above = stmt.lineno == line + 1 and not lines[line - 1].split("#", 1)[0].strip()
+        own = stmt.end_lineno == line and not alone
+        above = stmt.lineno == line + 1 and alone
         if (own or above) and not any(isinstance(n, ast.Lambda) for n in ast.walk(stmt)):
-            return Claim(stmt, wanted, control)
+            return Claim(stmt, control)
     return None
 
 

@@ -56,8 +56,25 @@ _OTHER_QUANTITY = re.compile(
 # A printed expression that shows no value of a computation: a shape, a type, a device, a time.
 _NOT_A_VALUE = re.compile(
     r"\.(?:dtype|shape|device|size\(\)|stride\(\)|is_contiguous\(\))\s*$|^(?:type|len)\(|\btime\b"
-    r"|perf_counter|elapsed"
+    r"|perf_counter|elapsed|timeit|Timer|benchmark"
 )
+
+
+def _claim_sentences(prose: str) -> list[str]:
+    """The sentences of ``prose`` that say two results differ (up to ". " or a line's end:
+    "torch.abs" holds a dot)."""
+    found = []
+    for match in _DISAGREE.finditer(prose):
+        start = max(prose.rfind(". ", 0, match.start()), prose.rfind("\n", 0, match.start()))
+        ends = [i for i in (prose.find(". ", match.end()), prose.find("\n", match.end())) if i >= 0]
+        found.append(prose[start + 1 : min(ends, default=len(prose))])
+    return found
+
+
+def other_quantity(title: str) -> bool:
+    """The title speaks of a quantity other than the printed values (a speed, a shape, a
+    gradient, memory): two printed numbers then may not be the ones it means."""
+    return bool(_OTHER_QUANTITY.search(title) or re.search(r"\bslow|\bfast", title, re.I))
 
 
 def claims_disagreement(prose: str) -> bool:
@@ -65,26 +82,55 @@ def claims_disagreement(prose: str) -> bool:
     shape, a speed), and does not want them to differ nor say they are the same."""
     if _WANTS_DIFFERENT.search(prose):
         return False
-    for match in _DISAGREE.finditer(prose):
-        # its sentence: up to ". " or a line's end ("torch.abs" holds a dot)
-        start = max(prose.rfind(". ", 0, match.start()), prose.rfind("\n", 0, match.start()))
-        ends = [i for i in (prose.find(". ", match.end()), prose.find("\n", match.end())) if i >= 0]
-        if not _OTHER_QUANTITY.search(prose[start + 1 : min(ends, default=len(prose))]):
-            return True
-    return False
+    return any(not _OTHER_QUANTITY.search(s) for s in _claim_sentences(prose))
 
 
-def _printed_value(stmt: ast.stmt) -> bool:
-    """``print(x)`` or ``print("label", x)``: one value of a computation printed, no keywords."""
+# What the claim compares with, where the code may not compute it: another library, Python's
+# own operators, the documentation ("different from numpy.round", "differs from Python's //",
+# "different from what the documentation describes").
+_TARGET = re.compile(
+    r"\b(?:numpy|np|scipy|math|python|matlab|tensorflow|jax|docs?|documentation|documented"
+    r"|described|describes)\b|//",
+    re.I,
+)
+_TARGET_IN_CODE = {"numpy": "np", "np": "np", "scipy": "scipy", "math": "math", "//": "//"}
+
+
+def _same_pair(prose: str, shown: list[ast.expr], tree: ast.Module) -> bool:
+    """The two printed expressions are the two results the claim compares: not an input
+    printed beside its result (``print(x)`` / ``print(torch.round(x))``), not two outputs of
+    one call (``out, inverse = torch.unique(...)``), and holding what the claim compares with
+    where it names another library or Python's ``//`` (never the documentation)."""
+    first, second = (ast.unparse(e) for e in shown)
+    for name, other in ((shown[0], second), (shown[1], first)):
+        if isinstance(name, ast.Name) and re.search(rf"\b{re.escape(name.id)}\b", other):
+            return False
+    names = [e.id for e in shown if isinstance(e, ast.Name)]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Tuple):
+            unpacked = {t.id for t in node.targets[0].elts if isinstance(t, ast.Name)}
+            if len(names) == 2 and set(names) <= unpacked:
+                return False
+    for sentence in _claim_sentences(prose):
+        for target in _TARGET.findall(sentence):
+            token = _TARGET_IN_CODE.get(target.lower())
+            if token is None or token not in first + second:
+                return False
+    return True
+
+
+def _printed_value(stmt: ast.stmt) -> ast.expr | None:
+    """What ``print(x)`` or ``print("label", x)`` shows: one value of a computation, printed
+    with no keywords; None for any other statement."""
     if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
-        return False
+        return None
     call = stmt.value
     if dotted(call.func) != "print" or call.keywords:
-        return False
+        return None
     shown = [a for a in call.args if not isinstance(a, ast.Constant)]
     if len(shown) != 1 or isinstance(shown[0], (ast.JoinedStr, ast.Starred)):
-        return False
-    return not _NOT_A_VALUE.search(ast.unparse(shown[0]))
+        return None
+    return None if _NOT_A_VALUE.search(ast.unparse(shown[0])) else shown[0]
 
 
 def _only_pair(tree: ast.Module) -> bool:
@@ -100,7 +146,8 @@ def mark_pair(tree: ast.Module, prose: str, first_unit: int) -> tuple[list[Edit]
     if len(tree.body) < 2 or not claims_disagreement(prose):
         return [], []
     last = tree.body[-2:]
-    if not all(_printed_value(stmt) for stmt in last) or not _only_pair(tree):
+    shown = [e for e in map(_printed_value, last) if e is not None]
+    if len(shown) != 2 or not _only_pair(tree) or not _same_pair(prose, shown, tree):
         return [], []
     edits: list[Edit] = []
     units = [first_unit, first_unit + 1]

@@ -150,15 +150,25 @@ def _says_wanted(exc: BaseException, sig: Dict[str, str], wanted: Optional[List[
     return new[0] if new else ""
 
 
-def _missing_raised(exc: BaseException, wanted: Dict[str, Any], open_unit: int) -> str:
-    """Why the error a torch operation raised is the one a comment says its statement should
-    raise (see contribkit.repro.missingerror), or "": raised while that statement ran, of the
-    class the comment names if it names one. Never the snippet's breakage, an API changed
-    since (a TypeError), or the machine's."""
-    if _incidental(exc) or open_unit != wanted.get("unit"):
+# Ops that turn a tensor into a Python value or an array: their error is of the conversion,
+# not of the operation a comment says should raise (`f(x).item()  # should fail`).
+_CONVERSIONS = {"item", "numpy", "tolist", "_local_scalar_dense", "__float__", "__int__"}
+
+
+def _missing_raised(
+    exc: BaseException, wanted: Dict[str, Any], open_unit: int, evidence: Dict[str, Any], op: str
+) -> str:
+    """Why the error a torch operation (``op``) raised is the one a comment says its statement
+    should raise (see contribkit.repro.missingerror), or "": raised while that statement ran
+    (a line that fails as it should, a control, raises elsewhere), by an operation the title
+    names where it names any, not a conversion. Never a warning made an error, the snippet's
+    breakage, an API changed since (a TypeError), or the machine's."""
+    if _incidental(exc) or isinstance(exc, Warning) or open_unit != wanted.get("unit"):
         return ""
-    kind = wanted.get("wanted") or ""
-    if kind and kind not in {cls.__name__ for cls in type(exc).__mro__}:
+    named = evidence.get("named_ops") or []
+    if op.strip("_") in {c.strip("_") for c in _CONVERSIONS}:
+        return ""
+    if named and op != "torch.compile" and not any(same_op(op, n) for n in named):
         return ""
     return "raises " + describe(exc) + " from the line a comment says should raise"
 
@@ -219,7 +229,7 @@ def classify_error(
         )
     wanted = evidence.get("missing_error")
     if wanted and not sig and (by_torch or raised_op == "torch.compile"):
-        fixed = _missing_raised(exc, wanted, open_unit)
+        fixed = _missing_raised(exc, wanted, open_unit, evidence, raised_op)
         if fixed and not evidence.get("inputs_made"):
             return "NOT_REPRODUCED", fixed + ": the error is no longer missing", "missing-error"
     if sig and _reworded(exc, sig, evidence, raised_op):

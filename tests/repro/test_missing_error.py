@@ -20,23 +20,27 @@ from tests.repro.test_repro_generality import assert_verdict, write_script
 @pytest.mark.parametrize(
     ("comment", "claim"),
     [
-        ("# this line should fail yet it doesn't", ""),
-        ("# must throw here", ""),
-        ("# should raise ValueError", "ValueError"),
-        ("# should be rejected", ""),
-        ("# should not raise", None),  # the error is the bug
-        ("# shouldn't fail", None),
-        ("# nothing should fail here", None),  # turned round
-        ("# no reason why this should raise", None),
-        ("# should raise a UserWarning", None),  # a warning wanted
-        ("# lr should be raised to 0.1 by now", None),  # not an error
-        ("# should throw away the old buffers", None),
-        ("# should fail only on ROCm", None),
-        ("# should raise ValueError, raises RuntimeError", None),  # a class complaint
+        ("# this line should fail yet it doesn't", True),
+        ("# must throw here", True),
+        ("# should be rejected", True),
+        ("# should not raise", False),  # the error is the bug
+        ("# shouldn't fail", False),
+        ("# nothing should fail here", False),  # turned round
+        ("# no reason why this should raise", False),
+        ("# should raise a UserWarning", False),  # a warning wanted
+        ("# lr should be raised to 0.1 by now", False),  # not an error
+        ("# should throw away the old buffers", False),
+        ("# should fail only on ROCm", False),
+        ("# should raise ValueError", False),  # a class named: a complaint about the class
+        ("# should fail early, not with NotImplementedError", False),
+        ("# should fail, and it does", False),  # the behaviour met: a control
+        ("# should fail?", False),  # a question
+        ("# mypy should error here, but it does not", False),  # a static checker's
+        ("# y = x.view(4, 2)  # should fail, but returns a tensor", False),  # commented out
     ],
 )
-def test_which_comments_say_their_line_should_raise(comment: str, claim: str | None) -> None:
-    assert claims_error(comment) == claim
+def test_which_comments_say_their_line_should_raise(comment: str, claim: bool) -> None:
+    assert claims_error(comment) is claim
 
 
 def test_the_statement_a_comment_says_should_raise_is_marked() -> None:
@@ -54,7 +58,7 @@ def test_the_statement_a_comment_says_should_raise_is_marked() -> None:
     assert claim is not None and claim.stmt.lineno == 5
     assert claim.control is False  # only the comments given are read
     edited = edit_code(code)
-    assert edited.raises == {"unit": 1, "wanted": "", "control": True}
+    assert edited.raises == {"unit": 1, "control": True}
     assert "    _repro.mark(1); x.view(3, 1); _repro.mark(-1)\n" in edited.text
 
 
@@ -69,6 +73,8 @@ def test_the_statement_a_comment_says_should_raise_is_marked() -> None:
         "f = lambda: x.view(4, 2)  # should raise\n",
         # two comments say so: which error is the fix is unclear
         "x.view(4, 2)  # should raise\nx.view(2, 4)  # should raise too\n",
+        # a comment on its own line about several lines
+        "# both of these should raise\nx.view(4, 2)\nx.view(2, 4)\n",
     ],
 )
 def test_no_claimed_statement_where_an_error_may_hide(code: str) -> None:
@@ -110,8 +116,10 @@ COMMENTED = """
         ("x.sum()", "x.view(3, 1)", "this line should fail yet it doesn't", "REPRODUCED"),
         # the control raises first: its error is the one wanted, not the fix
         ("x.view(-1, 5)  # fails as expected", "x.view(-1, 7)", "should fail", "CANNOT_RUN"),
-        # it raises, but not the class the comment wants
-        ("x.sum()", "x.view(-1, 5)", "should raise ValueError", "CANNOT_RUN"),
+        # only a conversion of its result raises: the call itself still does not
+        ("x.sum()", "x.view(3, 1).item()", "this should fail", "CANNOT_RUN"),
+        # the last bare expression, which the REPL echoes: marked, not echoed
+        ("x.sum()", "x.view(-1, 5)", "should raise", "NOT_REPRODUCED"),
     ],
 )
 def test_a_line_a_comment_says_should_raise(
@@ -136,3 +144,26 @@ def test_the_prose_alone_decides_nothing(tmp_path: Path) -> None:
         '''
     """
     assert_verdict(write_script(tmp_path, body, "view with a bad shape"), "CANNOT_RUN")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("code", "verdict"),
+    [
+        # the last line is a bare expression, which a notebook echoes: marked, not echoed
+        ("x.view(4, 2)  # should raise", "NOT_REPRODUCED [missing-error]"),
+        ("x.view(3, 2)  # should raise", "REPRODUCED [missing-error]"),
+        # a warning made an error is no error of torch's (the call still only warns), and
+        # the run ends on it: no verdict
+        (
+            "import warnings\nwarnings.simplefilter('error')\n"
+            "m = torch.std_mean(torch.empty(0))  # should raise",
+            "CANNOT_RUN",
+        ),
+    ],
+)
+def test_a_claimed_line_at_the_top_level(tmp_path: Path, code: str, verdict: str) -> None:
+    body = "'''python\nimport torch\nx = torch.zeros(2, 3)\n" + code + "\n'''\n"
+    script = write_script(tmp_path, body, "view and std_mean accept bad input")
+    assert "_repro.echo(_repro.mark" not in script.read_text()
+    assert_verdict(script, verdict)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from contribkit.repro.edits import edit_code
-from contribkit.repro.printedpair import claims_disagreement
+from contribkit.repro.printedpair import claims_disagreement, other_quantity
 from contribkit.target.reprojudge import judge_printed_pair
 from tests.repro.test_repro_generality import assert_verdict, write_script
 
@@ -84,6 +84,43 @@ def test_only_the_two_prints_that_end_the_code_are_marked() -> None:
         "torch.ones(2)", "torch.ones(2, device='xpu' if torch.xpu.is_available() else 'cpu')"
     )
     assert edit_code(fallback, claim).pair == []  # a device taken by fallback
+
+
+@pytest.mark.parametrize(
+    ("code", "prose"),
+    [
+        # timings are no values of a computation
+        (
+            "import timeit, torch\nx = torch.ones(3)\nprint(timeit.timeit(lambda: x + 1, number=5))"
+            "\nprint(timeit.timeit(lambda: x * 1, number=5))\n",
+            "The two numbers printed are not the same.",
+        ),
+        # an input printed beside its result: the claim compares with numpy, which never runs
+        (
+            "import torch\nx = torch.tensor([0.5, 1.5])\nprint(x)\nprint(torch.round(x))\n",
+            "torch.round gives different results from numpy.round for halves.",
+        ),
+        (
+            "import torch\nx = torch.tensor([0.5, 1.5])\nprint(torch.round(x))\nprint(torch.round(x + 0))\n",
+            "torch.round gives different results from numpy.round for halves.",
+        ),
+        # two outputs of one call
+        (
+            "import torch\nx = torch.tensor([3, 1, 2])\nout, inv = torch.unique(x, return_inverse=True)"
+            "\nprint(out)\nprint(inv)\n",
+            "The output is different from what the documentation describes.",
+        ),
+    ],
+)
+def test_no_pair_where_the_prints_are_not_the_two_results_compared(code: str, prose: str) -> None:
+    assert edit_code(code, prose).pair == []
+
+
+def test_a_pair_that_holds_what_the_claim_compares_with() -> None:
+    code = "import numpy as np\nimport torch\nx = torch.ones(3)\nprint(x.sum())\nprint(np.sum(x.numpy()))\n"
+    assert edit_code(code, "torch.sum is not equal to numpy's sum here.").pair == [1, 2]
+    assert other_quantity("conv2d with channels_last is much slower than contiguous")
+    assert not other_quantity("nn.L1Loss works incorrectly with CPU")
 
 
 PAIR = """
