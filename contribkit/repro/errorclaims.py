@@ -84,7 +84,8 @@ _MESSAGE_WANTS = re.compile(
     r"\b(?:expect(?:ed)?|want(?:ed)?|should|would\s+like|would\s+prefer|hope[ds]?|helpful\s+to"
     r"|better\s+to|useful\s+to|nice\s+to)\b[^.\n]{0,40}?\b(?:tell|say|mention|state|report"
     r"|include|indicate|name|explain)s?\s+(?:(?:me|us|the\s+user|that|about|an?|the|its|which"
-    r"|expected|actual|given|offending|real|correct|right|wrong|exact|proper)\s+)*"
+    r"|expected|actual|given|offending|real|correct|right|wrong|exact|proper|both|all|each"
+    r"|every)\s+)*"
     r"(?P<word>[A-Za-z][\w-]+)",
     re.I,
 )
@@ -96,7 +97,8 @@ _NOT_WANTED_WORDS = {
     "message", "problem", "issue", "user", "wrong", "went", "happened", "correct", "right",
     "expected", "got", "input", "inputs", "tensor", "tensors", "argument", "arguments", "value",
     "values", "type", "thing", "cause", "reason", "details", "info", "information", "in", "on",
-    "for", "to", "of", "with", "at", "by", "from", "as", "whose", "who",
+    "for", "to", "of", "with", "at", "by", "from", "as", "whose", "who", "both", "all", "each",
+    "one", "any", "some", "these", "those", "every",
 }  # fmt: skip
 
 

@@ -122,12 +122,17 @@ def claimed_statement(tree: ast.Module, lines: list[str], comments: dict[int, st
     return None
 
 
+# The mark after the claimed statement: it ran through (not -1, which the runtime's own end of
+# the code writes too: a statement left by an error in a thread is not through).
+THROUGH = -2
+
+
 def mark_claimed(stmt: ast.stmt, unit: int) -> list[Edit]:
     """Marks around ``stmt`` as unit ``unit``: an error raised while it runs leaves the unit
-    open (the runtime's last mark)."""
+    open (the runtime's last mark); a run through it ends with the mark ``THROUGH``."""
     start = (stmt.lineno, stmt.col_offset)
     end = (stmt.end_lineno or stmt.lineno, stmt.end_col_offset or 0)
     return [
         Edit(*start, *start, "", f"_repro.mark({unit}); "),
-        Edit(*end, *end, "", "; _repro.mark(-1)"),
+        Edit(*end, *end, "", f"; _repro.mark({THROUGH})"),
     ]

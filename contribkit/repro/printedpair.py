@@ -20,7 +20,7 @@ import ast
 import re
 
 from contribkit.core.astnames import dotted
-from contribkit.repro.codefacts import Edit
+from contribkit.repro.codefacts import RANDOM_CALL, RANDOM_INIT, Edit
 
 # The prose says two results differ, or should agree: "is not equal to", "are not the same",
 # "should be equal", "different results", "differs from", "doesn't match".
@@ -134,10 +134,13 @@ def _printed_value(stmt: ast.stmt) -> ast.expr | None:
 
 
 def _only_pair(tree: ast.Module) -> bool:
-    """The code prints nothing but the last two statements, and takes no device by fallback
-    (``"xpu" if torch.xpu.is_available() else "cpu"``: the pair may not be the one claimed)."""
+    """The code prints nothing but the last two statements, takes no device by fallback
+    (``"xpu" if torch.xpu.is_available() else "cpu"``: the pair may not be the one claimed),
+    and draws random values once at most (two draws: the two results are of other inputs)."""
     calls = [dotted(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)]
-    return calls.count("print") == 2 and not any(c.endswith("is_available") for c in calls)
+    draws = [c for c in calls if RANDOM_CALL.search(c) and not RANDOM_INIT.search(c)]
+    fallback = any(c.endswith("is_available") for c in calls)
+    return calls.count("print") == 2 and not fallback and len(draws) <= 1
 
 
 def mark_pair(tree: ast.Module, prose: str, first_unit: int) -> tuple[list[Edit], list[int]]:

@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, List, Optional
 # contribkit:judge-import (the runtime module holds the other files' text above instead)
 from contribkit.target.reproexpect import code_error, resource_error, toolchain_error
 from contribkit.target.reprojudge import describe, signature_matches
-from contribkit.target.reprorules import same_op
+from contribkit.target.reprorules import ran_through, same_op
 from contribkit.target.reprotrace import main_file, raised_in_compile
 
 # contribkit:end-judge-import
@@ -156,14 +156,22 @@ _CONVERSIONS = {"item", "numpy", "tolist", "_local_scalar_dense", "__float__", "
 
 
 def _missing_raised(
-    exc: BaseException, wanted: Dict[str, Any], open_unit: int, evidence: Dict[str, Any], op: str
+    exc: BaseException,
+    wanted: Dict[str, Any],
+    marks: "List[tuple[int, int]]",
+    evidence: Dict[str, Any],
+    op: str,
 ) -> str:
     """Why the error a torch operation (``op``) raised is the one a comment says its statement
     should raise (see contribkit.repro.missingerror), or "": raised while that statement ran
-    (a line that fails as it should, a control, raises elsewhere), by an operation the title
+    (a line that fails as it should, a control, raises elsewhere), the first time it ran (a
+    loop whose earlier pass ran clean still shows the bug), by an operation the title
     names where it names any, not a conversion. Never a warning made an error, the snippet's
     breakage, an API changed since (a TypeError), or the machine's."""
-    if _incidental(exc) or isinstance(exc, Warning) or open_unit != wanted.get("unit"):
+    unit = wanted.get("unit")
+    if _incidental(exc) or isinstance(exc, Warning) or not marks or marks[-1][0] != unit:
+        return ""
+    if ran_through(marks, unit):  # it ran clean before (a loop): this error may be another's
         return ""
     named = evidence.get("named_ops") or []
     if op.strip("_") in {c.strip("_") for c in _CONVERSIONS}:
@@ -187,12 +195,12 @@ def classify_error(
     evidence: Dict[str, Any],
     by_torch: bool = False,
     raised_op: str = "",
-    open_unit: int = -1,
+    marks: "Optional[List[tuple[int, int]]]" = None,
 ) -> "tuple[str, str, str]":
     """The verdict, detail and oracle for an exception the issue's code raised, given the
     issue's signature and the repro's evidence (see reprolib.Repro); ``by_torch``: a torch
     operation of the issue's code raised it (the execution evidence), ``raised_op`` its name;
-    ``open_unit``: the unit of the code's statements it was raised in (-1: none)."""
+    ``marks``: the units of the code's statements entered and left (reprolib.Repro.mark)."""
     sig = signature
     names = {cls.__name__ for cls in type(exc).__mro__}
     if sig and signature_matches(exc, sig["exc_type"], sig.get("message", "")):
@@ -229,7 +237,7 @@ def classify_error(
         )
     wanted = evidence.get("missing_error")
     if wanted and not sig and (by_torch or raised_op == "torch.compile"):
-        fixed = _missing_raised(exc, wanted, open_unit, evidence, raised_op)
+        fixed = _missing_raised(exc, wanted, marks or [], evidence, raised_op)
         if fixed and not evidence.get("inputs_made"):
             return "NOT_REPRODUCED", fixed + ": the error is no longer missing", "missing-error"
     if sig and _reworded(exc, sig, evidence, raised_op):

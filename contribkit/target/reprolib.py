@@ -302,13 +302,19 @@ class Repro:
             numpy.random.seed(0)
 
     def _wrap_sys_exit(self) -> None:
-        real_exit = sys.exit
+        real_exit, real_os_exit, pid = sys.exit, os._exit, os.getpid()
 
         def recorded_exit(code: Any = None) -> NoReturn:
             self.exit_requested.append(code)
             real_exit(code)
 
-        sys.exit = recorded_exit
+        def recorded_os_exit(status: int) -> NoReturn:  # no atexit: the verdict comes first
+            if os.getpid() == pid and not self._done:  # not a forked worker's exit
+                self.exit_requested.append(status)
+                self._at_exit()
+            real_os_exit(status)
+
+        sys.exit, os._exit = recorded_exit, recorded_os_exit
 
     def _record_skips(self) -> None:
         """Note the unittest tests that skip (``skipIf(not HAS_SCIPY)``, no CUDA): a passing
@@ -522,8 +528,8 @@ class Repro:
         """The verdict, detail and oracle for an exception the issue's code raised."""
         raised = self._raised_on
         op = raised[0] if raised is not None else ""
-        unit = self._marks[-1][0] if self._marks else -1
-        return classify_error(exc, self.signature, self.evidence, raised is not None, op, unit)
+        marks = self._marks
+        return classify_error(exc, self.signature, self.evidence, raised is not None, op, marks)
 
     def _excepthook(self, exc_type: Any, exc: BaseException, tb: Any) -> None:
         if isinstance(exc, KeyboardInterrupt):

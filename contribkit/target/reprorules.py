@@ -157,6 +157,12 @@ def clean_run(how: str, evidence: Dict[str, Any], expected: str) -> "tuple[str, 
     return "NOT_REPRODUCED", how + " without " + expected, "signature"
 
 
+def ran_through(marks: "List[tuple[int, int]]", unit: Any) -> bool:
+    """The statement of ``unit`` ran to its end at least once: its mark was followed at once
+    by the mark after it (contribkit.repro.missingerror.THROUGH, -2), not by an error."""
+    return any(marks[i][0] == unit and marks[i + 1][0] == -2 for i in range(len(marks) - 1))
+
+
 def judge_missing(
     how: str,
     wanted: Dict[str, Any],
@@ -165,10 +171,15 @@ def judge_missing(
 ) -> "tuple[str, str, str]":
     """A clean run of code whose comment says its statement should raise
     (contribkit.repro.missingerror): the error is still missing, REPRODUCED, where a torch
-    operation ran (``doc``: the execution evidence, None when not recorded) and so did that
-    statement (``marks``: the units entered; the code handles no errors, so it ran through)."""
-    if not any(entered == wanted.get("unit") for entered, _ in marks):
-        return "CANNOT_RUN", how + ", but the line a comment says should raise never ran", ""
+    operation ran (``doc``: the execution evidence, None when not recorded) and that statement
+    ran through (``marks``: the units entered and left; not where an error in a thread ended
+    it)."""
+    if not ran_through(marks, wanted.get("unit")):
+        return (
+            "CANNOT_RUN",
+            how + ", but the line a comment says should raise never ran through",
+            "",
+        )
     if doc is not None and not (doc.get("op_calls") or doc.get("compiled_calls")):
         return "CANNOT_RUN", how + ", but no torch operation ran", ""
     detail = how + ": the line a comment says should raise still raises no error"

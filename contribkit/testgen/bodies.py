@@ -120,7 +120,7 @@ def _runtime_call(node: ast.stmt, name: str) -> ast.Call | None:
 
 
 _NESTED_MARK = re.compile(r"\b_repro\.mark\(\d+\);[ \t]*")
-_NESTED_UNMARK = re.compile(r";[ \t]*_repro\.mark\(-1\)")
+_NESTED_UNMARK = re.compile(r";[ \t]*_repro\.mark\(-[12]\)")
 
 
 def strip_runtime(code: str) -> tuple[str, list[Shown]]:

@@ -167,3 +167,59 @@ def test_a_claimed_line_at_the_top_level(tmp_path: Path, code: str, verdict: str
     script = write_script(tmp_path, body, "view and std_mean accept bad input")
     assert "_repro.echo(_repro.mark" not in script.read_text()
     assert_verdict(script, verdict)
+
+
+THREADED = """
+    '''python
+    import threading
+    import torch
+    x = torch.zeros(2, 3)
+    def work():
+        y = x.view({shape})  # should raise
+    t = threading.Thread(target=work)
+    t.start()
+    t.join()
+    print("done")
+    '''
+"""
+LOOPED = """
+    '''python
+    import torch
+    for dtype in [torch.float32, torch.complex64]:
+        y = torch.clamp(torch.ones(3, dtype=dtype), min=2, max=1)  # should raise
+        print(dtype, y)
+    '''
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("body", "title", "verdict"),
+    [
+        # the line raised in a thread: it never ran through, and no error reached the script
+        (THREADED.format(shape="4, 2"), "view accepts a wrong shape", "CANNOT_RUN"),
+        (THREADED.format(shape="3, 2"), "view accepts a wrong shape", "REPRODUCED"),
+        # a first pass ran clean (the bug), a later one raised another error: no fix shown
+        (LOOPED, "clamp accepts min > max", "CANNOT_RUN"),
+    ],
+)
+def test_a_claimed_line_that_ran_elsewhere_or_twice(
+    tmp_path: Path, body: str, title: str, verdict: str
+) -> None:
+    assert_verdict(write_script(tmp_path, body, title), verdict)
+
+
+@pytest.mark.slow
+def test_os_exit_in_the_issues_code_still_ends_with_a_verdict(tmp_path: Path) -> None:
+    body = """
+        '''python
+        import os
+        import torch
+        y = torch.clamp(torch.ones(3), min=2, max=1)  # should raise
+        print(y)
+        os._exit(0)
+        '''
+    """
+    assert_verdict(write_script(tmp_path, body, "clamp accepts min > max"), "REPRODUCED")
+    exits = body.replace("os._exit(0)", "os._exit(3)")
+    assert_verdict(write_script(tmp_path / "b", exits, "clamp accepts min > max"), "CANNOT_RUN")

@@ -104,6 +104,11 @@ def test_only_the_two_prints_that_end_the_code_are_marked() -> None:
             "import torch\nx = torch.tensor([0.5, 1.5])\nprint(torch.round(x))\nprint(torch.round(x + 0))\n",
             "torch.round gives different results from numpy.round for halves.",
         ),
+        # two random draws: the two results are of other inputs
+        (
+            "import torch\nprint(torch.mean(torch.randn(1000)))\nprint(torch.randn(1000).mean())\n",
+            "The two results should be the same, but they are different.",
+        ),
         # two outputs of one call
         (
             "import torch\nx = torch.tensor([3, 1, 2])\nout, inv = torch.unique(x, return_inverse=True)"

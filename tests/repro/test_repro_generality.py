@@ -524,6 +524,8 @@ def test_the_graph_break_oracle_needs_a_reported_failure(
         ("Confusing error\nThe error should mention the dtype of the input.", ["dtype"]),
         ("Unclear error message\nIt should tell me what went wrong.", []),  # no word it names
         ("It fails with an error.\nI expect it to say which argument.", []),  # not its wording
+        ("Unclear error message\nIt should mention both shapes.", ["shapes"]),  # a quantifier
+        ("Confusing error message\nIt should not mention CUDA.", []),  # negated
     ],
 )
 def test_what_an_issue_about_wording_wants_the_message_to_say(text: str, wanted: list[str]) -> None:
