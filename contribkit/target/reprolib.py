@@ -535,6 +535,7 @@ class Repro:
         if isinstance(exc, KeyboardInterrupt):
             sys.__excepthook__(exc_type, exc, tb)
             sys.stderr.flush()
+            self._done = True  # no verdict: the os._exit wrapper lets it through
             os._exit(130)  # aborts a `git bisect run`, as an interruption should
         traceback.print_exception(exc_type, exc, tb)
         self.raised_error = exc

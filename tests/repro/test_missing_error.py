@@ -14,7 +14,7 @@ import pytest
 
 from contribkit.repro.edits import edit_code
 from contribkit.repro.missingerror import claimed_statement, claims_error
-from tests.repro.test_repro_generality import assert_verdict, write_script
+from tests.repro.test_repro_generality import assert_verdict, run, write_script
 
 
 @pytest.mark.parametrize(
@@ -223,3 +223,13 @@ def test_os_exit_in_the_issues_code_still_ends_with_a_verdict(tmp_path: Path) ->
     assert_verdict(write_script(tmp_path, body, "clamp accepts min > max"), "REPRODUCED")
     exits = body.replace("os._exit(0)", "os._exit(3)")
     assert_verdict(write_script(tmp_path / "b", exits, "clamp accepts min > max"), "CANNOT_RUN")
+
+
+@pytest.mark.slow
+def test_an_interrupt_is_still_read_as_one(tmp_path: Path) -> None:
+    """The os._exit wrapper lets the runtime's own exits through: the child that runs the
+    code ends with 130 on ^C, which the script reads as an interrupt, not as an exit code of
+    the issue's code."""
+    body = "'''python\nimport torch\ntorch.ones(2)\nraise KeyboardInterrupt\n'''\n"
+    code, line = run(write_script(tmp_path, body, "interrupted"))
+    assert code == 125 and "killed by SIGINT" in line, line
