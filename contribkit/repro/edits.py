@@ -111,7 +111,7 @@ def edit_code(code: str, prose: str = "", inline: int = 0) -> EditedCode:
         spans += marks
     if claim is not None:
         unit = len(result.units) + len(result.pair) + 1
-        result.raises = {"unit": unit, "control": claim.control}
+        result.raises = {"unit": unit, "control": claim.control, "call": claim.call}
         spans += mark_claimed(claim.stmt, unit)
     calls = _uncalled(tree, loaded, result)
     model = model_call(tree, loaded, prose)

@@ -100,6 +100,7 @@ class Claim:
 
     stmt: ast.stmt
     control: bool  # another line's comment shows an error the code raises as it should
+    call: str  # the statement's outermost call: the one whose error the comment means
 
 
 def claimed_statement(tree: ast.Module, lines: list[str], comments: dict[int, str]) -> Claim | None:
@@ -117,9 +118,36 @@ def claimed_statement(tree: ast.Module, lines: list[str], comments: dict[int, st
     for stmt in _simple_statements(tree):
         own = stmt.end_lineno == line and not alone
         above = stmt.lineno == line + 1 and alone
-        if (own or above) and not any(isinstance(n, ast.Lambda) for n in ast.walk(stmt)):
-            return Claim(stmt, control)
+        if (own or above) and _runs_once_through(stmt):
+            return Claim(stmt, control, _outer_call(stmt))
     return None
+
+
+# A statement whose end the mark after it never sees (a return, a raise), or that runs its
+# call more than once or maybe never (a lambda, a comprehension, a generator): its clean run or
+# its error says nothing of the one call the comment means.
+_NOT_THROUGH = (ast.Return, ast.Raise, ast.Break, ast.Continue)
+_MANY_RUNS = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _runs_once_through(stmt: ast.stmt) -> bool:
+    if isinstance(stmt, _NOT_THROUGH):
+        return False
+    return not any(isinstance(node, _MANY_RUNS) for node in ast.walk(stmt))
+
+
+def _outer_call(stmt: ast.stmt) -> str:
+    """The name of the call the statement makes last, outermost (``clamp`` in ``y =
+    torch.clamp(x.view(4, 2), ...)``, ``compile`` in ``torch.compile(f)(x)``): the one whose
+    error the comment means; "" where the statement's value is no call."""
+    node = getattr(stmt, "value", None)
+    while isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Call):
+            node = func
+            continue
+        return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return ""
 
 
 # The mark after the claimed statement: it ran through (not -1, which the runtime's own end of

@@ -166,7 +166,7 @@ def _missing_raised(
     should raise (see contribkit.repro.missingerror), or "": raised while that statement ran
     (a line that fails as it should, a control, raises elsewhere), the first time it ran (a
     loop whose earlier pass ran clean still shows the bug), by an operation the title
-    names where it names any, not a conversion. Never a warning made an error, the snippet's
+    names where it names any, else by the statement's outermost call, not a conversion. Never a warning made an error, the snippet's
     breakage, an API changed since (a TypeError), or the machine's."""
     unit = wanted.get("unit")
     if _incidental(exc) or isinstance(exc, Warning) or not marks or marks[-1][0] != unit:
@@ -177,6 +177,9 @@ def _missing_raised(
     if op.strip("_") in {c.strip("_") for c in _CONVERSIONS}:
         return ""
     if named and op != "torch.compile" and not any(same_op(op, n) for n in named):
+        return ""
+    call = wanted.get("call") or ""  # the statement's outermost call: not another op on it
+    if not named and not (same_op(op, call) or (op == "torch.compile" and call == "compile")):
         return ""
     return "raises " + describe(exc) + " from the line a comment says should raise"
 

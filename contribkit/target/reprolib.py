@@ -66,6 +66,7 @@ from contribkit.target.reprotrace import (
     issue_needs,
     main_file,
     reference_error,
+    run_cases,
     torch_names,
 )
 
@@ -117,6 +118,8 @@ class Repro:
         self.exit_requested: List[Any] = []
         self.skipped: List[str] = []  # unittest tests that skipped
         self._done = False
+        self._passive = False  # a spawned worker re-running the script: its parent judges
+        self._pid = os.getpid()
         self._stdout: Optional[Tee] = None
         self._stderr: Optional[Tee] = None
         self._marks: List["tuple[int, int]"] = []
@@ -164,6 +167,9 @@ class Repro:
         self.timeout = args.timeout
         self.device = args.device or os.environ.get("CONTRIBKIT_DEVICE") or self.default_device
         self.expect = self.expect if args.expect is None else args.expect
+        if sys._getframe(1).f_globals.get("__name__") == "__mp_main__":  # a spawned worker
+            self._passive = True  # runs the script's top level again: its parent judges
+            return self.device
         if self.expect and self.expect != EXPECT_AUTO:  # the stated oracle decides (reproexpect)
             try:
                 self.user = UserOracle(self, self.expect)
@@ -305,7 +311,8 @@ class Repro:
         real_exit, real_os_exit, pid = sys.exit, os._exit, os.getpid()
 
         def recorded_exit(code: Any = None) -> NoReturn:
-            self.exit_requested.append(code)
+            if os.getpid() == pid:  # not a forked child's
+                self.exit_requested.append(code)
             real_exit(code)
 
         def recorded_os_exit(status: int) -> NoReturn:  # no atexit: the verdict comes first
@@ -366,16 +373,7 @@ class Repro:
 
     def run_tests(self, *cases: Any) -> None:
         """Run unittest cases the issue defines; a failure raises AssertionError."""
-        import unittest
-
-        suite = unittest.TestSuite()
-        for case in cases:
-            suite.addTests(unittest.defaultTestLoader.loadTestsFromTestCase(case))
-        result = unittest.TextTestRunner(stream=sys.stderr, verbosity=2).run(suite)
-        if result.errors:
-            raise RuntimeError(result.errors[0][1].strip().splitlines()[-1])
-        if result.failures:
-            raise AssertionError(result.failures[0][1].strip().splitlines()[-1])
+        run_cases(cases)
         self.evidence["own_checks"] = True
 
     # -- outcomes ---------------------------------------------------------------------
@@ -383,9 +381,11 @@ class Repro:
         self,
         check: Optional[Callable[[], None]] = None,
         exact: Optional[Callable[[], None]] = None,
-    ) -> NoReturn:
+    ) -> None:
         """The issue's code ran to the end: decide by the strongest evidence there is.
         ``exact``: asked after ``check`` passed, where the code states no tolerance."""
+        if self._passive:
+            return
         self.mark(-1)
         if self.record is not None:
             self.record.stop(ran_to_end=True)
@@ -593,7 +593,7 @@ class Repro:
         return [e for e in torch.backends.quantized.supported_engines if e not in (ran, "none")]
 
     def _at_exit(self) -> None:
-        if self._done:
+        if self._done or os.getpid() != self._pid:  # judged, or a forked child's exit
             return
         if self.exit_requested and self.exit_requested[-1] not in (0, None):
             self.verdict(

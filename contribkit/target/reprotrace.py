@@ -625,3 +625,18 @@ def reference_error(
     finally:
         if record is not None and modes is not None:
             record._resume(torch, modes)
+
+
+def run_cases(cases: Any) -> None:
+    """Run the unittest cases an issue defines: an error raises RuntimeError, a failure
+    AssertionError, each with the last line of its traceback."""
+    import unittest
+
+    suite = unittest.TestSuite()
+    for case in cases:
+        suite.addTests(unittest.defaultTestLoader.loadTestsFromTestCase(case))
+    result = unittest.TextTestRunner(stream=sys.stderr, verbosity=2).run(suite)
+    if result.errors:
+        raise RuntimeError(result.errors[0][1].strip().splitlines()[-1])
+    if result.failures:
+        raise AssertionError(result.failures[0][1].strip().splitlines()[-1])

@@ -58,8 +58,8 @@ def test_the_statement_a_comment_says_should_raise_is_marked() -> None:
     assert claim is not None and claim.stmt.lineno == 5
     assert claim.control is False  # only the comments given are read
     edited = edit_code(code)
-    assert edited.raises == {"unit": 1, "control": True}
-    assert "    _repro.mark(1); x.view(3, 1); _repro.mark(-1)\n" in edited.text
+    assert edited.raises == {"unit": 1, "control": True, "call": "view"}
+    assert "    _repro.mark(1); x.view(3, 1); _repro.mark(-2)\n" in edited.text
 
 
 @pytest.mark.parametrize(
@@ -75,6 +75,9 @@ def test_the_statement_a_comment_says_should_raise_is_marked() -> None:
         "x.view(4, 2)  # should raise\nx.view(2, 4)  # should raise too\n",
         # a comment on its own line about several lines
         "# both of these should raise\nx.view(4, 2)\nx.view(2, 4)\n",
+        # a return: the mark after it never runs; a comprehension runs the call many times
+        "def f(x):\n    return x.view(4, 2)  # should raise\nf(x)\n",
+        "ys = [v.view(4, 2) for v in [x, x]]  # should raise\n",
     ],
 )
 def test_no_claimed_statement_where_an_error_may_hide(code: str) -> None:
@@ -118,6 +121,8 @@ COMMENTED = """
         ("x.view(-1, 5)  # fails as expected", "x.view(-1, 7)", "should fail", "CANNOT_RUN"),
         # only a conversion of its result raises: the call itself still does not
         ("x.sum()", "x.view(3, 1).item()", "this should fail", "CANNOT_RUN"),
+        # another op on the line raises before the one the comment means runs
+        ("x.sum()", "torch.clamp(x.view(4, 2), min=2, max=1)", "should raise", "CANNOT_RUN"),
         # the last bare expression, which the REPL echoes: marked, not echoed
         ("x.sum()", "x.view(-1, 5)", "should raise", "NOT_REPRODUCED"),
     ],
@@ -233,3 +238,32 @@ def test_an_interrupt_is_still_read_as_one(tmp_path: Path) -> None:
     body = "'''python\nimport torch\ntorch.ones(2)\nraise KeyboardInterrupt\n'''\n"
     code, line = run(write_script(tmp_path, body, "interrupted"))
     assert code == 125 and "killed by SIGINT" in line, line
+
+
+SPAWNED = """
+    '''python
+    import torch
+    import torch.multiprocessing as mp
+
+    def work(rank):
+        t = torch.ones(2) * rank
+        assert t.sum() == 2 * rank
+
+    if __name__ == "__main__":
+        mp.spawn(work, nprocs=2)
+        print("ok")
+    '''
+"""
+
+
+@pytest.mark.slow
+def test_spawned_workers_run_their_target_and_leave_the_verdict_to_the_script(
+    tmp_path: Path,
+) -> None:
+    """A spawned worker runs the script's top level again: it judges nothing (no verdict of
+    its own, no exit 125 that the parent's spawn reports as a failed worker) and runs its
+    target. The parent ran no torch operation itself, so it abstains."""
+    code, line = run(write_script(tmp_path, SPAWNED, "spawn workers"))
+    assert "terminated with exit code" not in line, line
+    assert line.startswith("contribkit-verdict: CANNOT_RUN") and "no torch operation ran" in line
+    assert code == 125

@@ -109,6 +109,11 @@ def test_only_the_two_prints_that_end_the_code_are_marked() -> None:
             "import torch\nprint(torch.mean(torch.randn(1000)))\nprint(torch.randn(1000).mean())\n",
             "The two results should be the same, but they are different.",
         ),
+        # memory no one wrote: equal or not by chance
+        (
+            "import torch\na = torch.empty(100).sum()\nb = torch.empty(100).sum()\nprint(a)\nprint(b)\n",
+            "The two outputs should be the same, but they are different.",
+        ),
         # two outputs of one call
         (
             "import torch\nx = torch.tensor([3, 1, 2])\nout, inv = torch.unique(x, return_inverse=True)"
