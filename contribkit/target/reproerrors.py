@@ -166,8 +166,9 @@ def _missing_raised(
     should raise (see contribkit.repro.missingerror), or "": raised while that statement ran
     (a line that fails as it should, a control, raises elsewhere), the first time it ran (a
     loop whose earlier pass ran clean still shows the bug), by an operation the title
-    names where it names any, else by the statement's outermost call, not a conversion. Never a warning made an error, the snippet's
-    breakage, an API changed since (a TypeError), or the machine's."""
+    names where it names any, else by the statement's outermost call, not a conversion.
+    Never a warning made an error, the snippet's breakage, an API changed since (a
+    TypeError), or the machine's."""
     unit = wanted.get("unit")
     if _incidental(exc) or isinstance(exc, Warning) or not marks or marks[-1][0] != unit:
         return ""
