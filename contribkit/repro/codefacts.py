@@ -72,6 +72,18 @@ class Edit:
     after: str
 
 
+def marks_around(stmt: ast.stmt, unit: int, closing: int = -1) -> list[Edit]:
+    """``_repro.mark(unit); `` before ``stmt`` and ``; _repro.mark(closing)`` after it, on its
+    own lines: what it prints belongs to ``unit``, and an error it raises leaves ``unit`` the
+    runtime's last mark."""
+    start = (stmt.lineno, stmt.col_offset)
+    end = (stmt.end_lineno or stmt.lineno, stmt.end_col_offset or 0)
+    return [
+        Edit(*start, *start, "", f"_repro.mark({unit}); "),
+        Edit(*end, *end, "", f"; _repro.mark({closing})"),
+    ]
+
+
 @dataclass
 class Comparison:
     """A comparison the issue's code makes between two module-level values."""

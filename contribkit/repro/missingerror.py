@@ -20,7 +20,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-from contribkit.repro.codefacts import Edit
+from contribkit.repro.codefacts import Edit, marks_around
 
 # "should fail", "must raise", "should throw an error", "should raise ValueError", "ought to
 # error", "should be rejected"; not "should not raise", "shouldn't fail", "should raise a
@@ -106,8 +106,8 @@ class Claim:
 def claimed_statement(tree: ast.Module, lines: list[str], comments: dict[int, str]) -> Claim | None:
     """The one statement a code comment says should raise (the comment on its last line, or
     on its own line just above it); None where no comment or several say so, the code handles
-    errors itself, or the statement holds a lambda (it may never run). ``comments``: 1-based
-    line -> its comment."""
+    errors itself, or the statement does not run once, through (see _runs_once_through).
+    ``comments``: 1-based line -> its comment."""
     claims = [n for n, text in comments.items() if claims_error(text)]
     if len(claims) != 1 or handles_errors(tree):
         return None
@@ -158,9 +158,4 @@ THROUGH = -2
 def mark_claimed(stmt: ast.stmt, unit: int) -> list[Edit]:
     """Marks around ``stmt`` as unit ``unit``: an error raised while it runs leaves the unit
     open (the runtime's last mark); a run through it ends with the mark ``THROUGH``."""
-    start = (stmt.lineno, stmt.col_offset)
-    end = (stmt.end_lineno or stmt.lineno, stmt.end_col_offset or 0)
-    return [
-        Edit(*start, *start, "", f"_repro.mark({unit}); "),
-        Edit(*end, *end, "", f"; _repro.mark({THROUGH})"),
-    ]
+    return marks_around(stmt, unit, THROUGH)

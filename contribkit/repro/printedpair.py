@@ -6,12 +6,11 @@ prose says they differ: "the L1 loss is not equal to `torch.abs(x - y).mean()`" 
 result from the formula" under ``print(c)`` / ``print(d)``; "the two results should be the
 same" under a torch and a NumPy print. A human runs the code and reads whether the two printed
 values still differ. The oracle holds only where the issue gives no other (no traceback,
-assert, quoted output or stated value: those decide first) and where the prose does not want
-the two to differ ("should be different"). The runtime (``reprojudge.judge_pair``) reads the
-two printed values: they differ even at the coarser precision of the two prints:
-``REPRODUCED``; they print the same values at the same precision: ``NOT_REPRODUCED``;
-anything else (other kinds of value, a summarised tensor, one print coarser than the other
-that agrees with it): no verdict.
+assert, quoted output or stated value: those decide first) and where the two prints are
+the two results compared (see ``mark_pair``). The runtime (``reprojudge.judge_printed_pair``)
+reads the two printed values: the same text: ``NOT_REPRODUCED``; texts that differ only in
+their numbers, by more than a float's rounding: ``REPRODUCED``; anything else (a dtype, a
+label, a sign of zero apart; a summarised tensor): no verdict.
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ import ast
 import re
 
 from contribkit.core.astnames import dotted
-from contribkit.repro.codefacts import RANDOM_CALL, RANDOM_INIT, Edit
+from contribkit.repro.codefacts import RANDOM_CALL, RANDOM_INIT, Edit, marks_around
 
 # The prose says two results differ, or should agree: "is not equal to", "are not the same",
 # "should be equal", "different results", "differs from", "doesn't match".
@@ -142,9 +141,9 @@ def _only_pair(tree: ast.Module) -> bool:
     and draws random values once at most (two draws: the two results are of other inputs)."""
     calls = [dotted(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)]
     draws = [c for c in calls if RANDOM_CALL.search(c) and not RANDOM_INIT.search(c)]
-    draws += [c for c in calls if _UNSET.search(c)] * 2  # values no one wrote: never compared
+    unset = any(map(_UNSET.search, calls))  # values no one wrote: never compared
     fallback = any(c.endswith("is_available") for c in calls)
-    return calls.count("print") == 2 and not fallback and len(draws) <= 1
+    return calls.count("print") == 2 and not fallback and len(draws) <= 1 and not unset
 
 
 def mark_pair(tree: ast.Module, prose: str, first_unit: int) -> tuple[list[Edit], list[int]]:
@@ -156,12 +155,5 @@ def mark_pair(tree: ast.Module, prose: str, first_unit: int) -> tuple[list[Edit]
     shown = [e for e in map(_printed_value, last) if e is not None]
     if len(shown) != 2 or not _only_pair(tree) or not _same_pair(prose, shown, tree):
         return [], []
-    edits: list[Edit] = []
     units = [first_unit, first_unit + 1]
-    for unit, stmt in zip(units, last, strict=True):
-        end = stmt.end_lineno or stmt.lineno
-        end_col = stmt.end_col_offset or 0
-        start = (stmt.lineno, stmt.col_offset)
-        edits.append(Edit(*start, *start, "", f"_repro.mark({unit}); "))
-        edits.append(Edit(end, end_col, end, end_col, "", "; _repro.mark(-1)"))
-    return edits, units
+    return marks_around(last[0], units[0]) + marks_around(last[1], units[1]), units

@@ -151,8 +151,9 @@ def _says_wanted(exc: BaseException, sig: Dict[str, str], wanted: Optional[List[
 
 
 # Ops that turn a tensor into a Python value or an array: their error is of the conversion,
-# not of the operation a comment says should raise (`f(x).item()  # should fail`).
-_CONVERSIONS = {"item", "numpy", "tolist", "_local_scalar_dense", "__float__", "__int__"}
+# not of the operation a comment says should raise (`f(x).item()  # should fail`). Named as
+# op.strip("_") gives them (`__float__`, `_local_scalar_dense`).
+_CONVERSIONS = {"item", "numpy", "tolist", "local_scalar_dense", "float", "int"}
 
 
 def _missing_raised(
@@ -168,14 +169,16 @@ def _missing_raised(
     loop whose earlier pass ran clean still shows the bug), by an operation the title
     names where it names any, else by the statement's outermost call, not a conversion.
     Never a warning made an error, the snippet's breakage, an API changed since (a
-    TypeError), or the machine's."""
+    TypeError), the machine's, or an error from inputs the repro made."""
     unit = wanted.get("unit")
-    if _incidental(exc) or isinstance(exc, Warning) or not marks or marks[-1][0] != unit:
+    if _incidental(exc) or isinstance(exc, Warning) or evidence.get("inputs_made"):
+        return ""
+    if not marks or marks[-1][0] != unit:
         return ""
     if ran_through(marks, unit):  # it ran clean before (a loop): this error may be another's
         return ""
     named = evidence.get("named_ops") or []
-    if op.strip("_") in {c.strip("_") for c in _CONVERSIONS}:
+    if op.strip("_") in _CONVERSIONS:
         return ""
     if named and op != "torch.compile" and not any(same_op(op, n) for n in named):
         return ""
@@ -242,7 +245,7 @@ def classify_error(
     wanted = evidence.get("missing_error")
     if wanted and not sig and (by_torch or raised_op == "torch.compile"):
         fixed = _missing_raised(exc, wanted, marks or [], evidence, raised_op)
-        if fixed and not evidence.get("inputs_made"):
+        if fixed:
             return "NOT_REPRODUCED", fixed + ": the error is no longer missing", "missing-error"
     if sig and _reworded(exc, sig, evidence, raised_op):
         detail = "raises " + describe(exc) + "; the issue reports " + signature_text(sig)[:160]

@@ -308,15 +308,15 @@ class Repro:
             numpy.random.seed(0)
 
     def _wrap_sys_exit(self) -> None:
-        real_exit, real_os_exit, pid = sys.exit, os._exit, os.getpid()
+        real_exit, real_os_exit = sys.exit, os._exit
 
         def recorded_exit(code: Any = None) -> NoReturn:
-            if os.getpid() == pid:  # not a forked child's
+            if os.getpid() == self._pid:  # not a forked child's
                 self.exit_requested.append(code)
             real_exit(code)
 
         def recorded_os_exit(status: int) -> NoReturn:  # no atexit: the verdict comes first
-            if os.getpid() == pid and not self._done:  # not a forked worker's exit
+            if os.getpid() == self._pid and not self._done:  # not a forked worker's exit
                 self.exit_requested.append(status)
                 self._at_exit()
             real_os_exit(status)

@@ -24,6 +24,7 @@ from contribkit.testgen.bodies import Shown as Shown
 from contribkit.testgen.bodies import crash_body as crash_body
 from contribkit.testgen.bodies import literal as literal
 from contribkit.testgen.bodies import strip_runtime as strip_runtime
+from contribkit.testgen.pyedit import indent_block
 from contribkit.testgen.tidy import (
     as_assertions,
     drop_no_op_expressions,
@@ -67,10 +68,8 @@ def message_body(code: str, exc_type: str, wanted: list[str], fail_prefix: str) 
     said = ", ".join(repr(word) for word in wanted)
     message = python_literal(f"{fail_prefix}the error's message no longer says {said}")
     plain = drop_no_op_expressions(drop_prints(strip_runtime(code)[0]))
-    body = (
-        f"with self.assertRaisesRegex({kind}, {python_literal(pattern)}, msg={message}):\n"
-        + "".join(f"    {line}" if line.strip() else line for line in plain.splitlines(True))
-    )
+    head = f"with self.assertRaisesRegex({kind}, {python_literal(pattern)}, msg={message}):\n"
+    body = head + indent_block(plain, "    ")
     checks = f"Fails while the code raises no {kind} whose message says {said}."
     return OracleBody(body, checks)
 
